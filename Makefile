@@ -1,0 +1,37 @@
+# Two commands set up a fresh machine: `make demo` and `make test` (see README.md).
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export HF_HUB_DISABLE_PROGRESS_BARS := 1
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export LITELLM_OFFLINE_MODE := true
+export LITELLM_MODE := PRODUCTION
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: demo test install clean-venv bench
+
+install: $(STAMP)
+
+# torch is pinned and installed first: pip takes the CPU build from local disk; an unpinned
+# torch (pulled in by sentence-transformers) would resolve a multi-GB CUDA build.
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@echo "installing into $(VENV)/ (first run takes a few minutes)"
+	@$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "is ignored" || true
+	@$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]' 2>&1 | grep -v "is ignored" || true
+	@$(BIN)/python -c "import judge, calibration, torch; assert torch.__version__.startswith('2.13.0')"
+	@touch $(STAMP)
+
+demo: install
+	@$(BIN)/judge demo
+
+test: install
+	@$(BIN)/python -m pytest
+
+bench: install
+	@$(BIN)/python benchmarks/run_all.py
+
+clean-venv:
+	rm -rf $(VENV)

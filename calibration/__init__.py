@@ -1,0 +1,1 @@
+"""calibration: measure any judge against human labels. Knows nothing of the `judge` package."""

@@ -1,0 +1,154 @@
+"""Calibrators from a judge's raw confidence to the probability that its verdict is right, and the
+review threshold that reaches a target precision.
+
+Two scikit-learn families compete: isotonic regression (monotone, non-parametric; Zadrozny & Elkan
+2002, KDD) and Platt scaling (a logistic curve on the confidence; Platt 1999, "Probabilistic outputs
+for support vector machines"). The one with the lower cross-validated log loss wins. A fitted
+calibrator is stored as plain JSON (isotonic: its threshold arrays; Platt: coef and intercept), never
+as a pickle, and predicts again from that JSON alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, model_validator
+from scipy.special import expit
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss
+from sklearn.model_selection import StratifiedKFold
+
+from calibration.confidence import check_probabilities
+
+N_FOLDS = 5
+# Out-of-fold probabilities are clipped before log loss so that one isotonic 0/1 miss costs
+# -log(1e-6) ~ 14 nats, not the ~36 of machine epsilon: large, but not the whole score.
+LOG_LOSS_CLIP = 1e-6
+
+
+class Calibrator(BaseModel):
+    """A fitted calibrator, as stored in a calibration record. `predict(confidence)` -> P(correct)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["isotonic", "platt", "constant"]
+    x_thresholds: list[float] | None = None
+    y_thresholds: list[float] | None = None
+    coef: float | None = None
+    intercept: float | None = None
+    value: float | None = None
+    cv_log_loss: dict[str, float] = {}
+    n_folds: int | None = None
+    n: int
+    reason: str
+
+    @model_validator(mode="after")
+    def _has_its_parameters(self) -> "Calibrator":
+        needed = {"isotonic": ("x_thresholds", "y_thresholds"), "platt": ("coef", "intercept"),
+                  "constant": ("value",)}[self.kind]
+        missing = [name for name in needed if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"a {self.kind} calibrator needs {', '.join(missing)}")
+        if self.kind == "isotonic" and (len(self.x_thresholds) != len(self.y_thresholds)
+                                        or not self.x_thresholds):
+            raise ValueError("isotonic x_thresholds and y_thresholds must be non-empty and of equal length")
+        return self
+
+    def predict(self, confidence: Sequence[float] | float) -> np.ndarray:
+        """Calibrated probability that the verdict is right, for each raw confidence."""
+        x = np.asarray(confidence, dtype=float)
+        if self.kind == "isotonic":
+            # IsotonicRegression.predict with out_of_bounds="clip" is this linear interpolation.
+            return np.interp(x, self.x_thresholds, self.y_thresholds)
+        if self.kind == "platt":
+            return expit(self.coef * x + self.intercept)
+        return np.full_like(x, self.value)
+
+
+def _fit_isotonic(outcome: np.ndarray, prob: np.ndarray) -> IsotonicRegression:
+    return IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True,
+                              out_of_bounds="clip").fit(prob, outcome)
+
+
+def _fit_platt(outcome: np.ndarray, prob: np.ndarray) -> LogisticRegression:
+    # C=inf: no penalty, as in Platt's method; the single feature needs no shrinkage.
+    return LogisticRegression(C=np.inf).fit(prob.reshape(-1, 1), outcome)
+
+
+def _to_calibrator(kind: str, model, n: int, **extra) -> Calibrator:
+    if kind == "isotonic":
+        return Calibrator(kind=kind, x_thresholds=model.X_thresholds_.tolist(),
+                          y_thresholds=model.y_thresholds_.tolist(), n=n, **extra)
+    return Calibrator(kind=kind, coef=float(model.coef_[0, 0]), intercept=float(model.intercept_[0]),
+                      n=n, **extra)
+
+
+def _cross_validated_log_loss(outcome: np.ndarray, prob: np.ndarray, *, n_folds: int,
+                              seed: int) -> dict[str, float]:
+    out_of_fold = {"isotonic": np.empty_like(prob), "platt": np.empty_like(prob)}
+    folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
+    for train, test in folds.split(prob.reshape(-1, 1), outcome):
+        out_of_fold["isotonic"][test] = _fit_isotonic(outcome[train], prob[train]).predict(prob[test])
+        out_of_fold["platt"][test] = _fit_platt(outcome[train], prob[train]).predict_proba(
+            prob[test].reshape(-1, 1))[:, 1]
+    return {kind: float(log_loss(outcome, np.clip(p, LOG_LOSS_CLIP, 1 - LOG_LOSS_CLIP), labels=[0, 1]))
+            for kind, p in out_of_fold.items()}
+
+
+def fit_calibrator(y_true: Sequence, y_prob: Sequence, *, seed: int = 0,
+                   n_folds: int = N_FOLDS) -> Calibrator:
+    """Fit isotonic and Platt calibrators of correctness (y_true, 0/1) on raw confidence (y_prob),
+    keep the one with the lower stratified `n_folds`-fold log loss (Platt on a tie), refit on all.
+
+    With fewer than two right or two wrong verdicts nothing can be cross-validated: the calibrator
+    is then the constant observed accuracy, and says so.
+    """
+    outcome, prob = check_probabilities(y_true, y_prob)
+    n, n_right = len(outcome), int(outcome.sum())
+    minority = min(n_right, n - n_right)
+    if minority < 2:
+        return Calibrator(kind="constant", value=n_right / n, n=n,
+                          reason=f"{n_right} of {n} verdicts right: too few of one outcome to fit "
+                                 "and cross-validate a curve, so the observed accuracy is used")
+    folds = min(n_folds, minority)
+    losses = _cross_validated_log_loss(outcome, prob, n_folds=folds, seed=seed)
+    kind = "isotonic" if losses["isotonic"] < losses["platt"] else "platt"
+    model = _fit_isotonic(outcome, prob) if kind == "isotonic" else _fit_platt(outcome, prob)
+    return _to_calibrator(kind, model, n, cv_log_loss=losses, n_folds=folds,
+                          reason=f"lower {folds}-fold cross-validated log loss "
+                                 f"({losses[kind]:.4f} vs {losses['platt' if kind == 'isotonic' else 'isotonic']:.4f})")
+
+
+@dataclass(frozen=True)
+class ReviewBand:
+    """Verdicts with calibrated probability >= `threshold` are decided automatically; the rest go to
+    human review. `threshold` is None when no threshold reaches the target (everything is reviewed)."""
+
+    threshold: float | None
+    coverage: float
+    precision: float | None
+    n_auto: int
+
+
+def review_threshold(y_true: Sequence, y_prob: Sequence, *, target_precision: float = 0.95) -> ReviewBand:
+    """The lowest calibrated probability t such that the verdicts with probability >= t are right at
+    least `target_precision` of the time (precision = share of auto-decided verdicts that are right);
+    coverage = share of verdicts auto-decided at t. Measured on the given (labelled) verdicts."""
+    if not 0.0 < target_precision <= 1.0:
+        raise ValueError(f"target_precision must lie in (0, 1]; got {target_precision!r}")
+    outcome, prob = check_probabilities(y_true, y_prob)
+    order = np.argsort(-prob, kind="stable")
+    sorted_prob, sorted_outcome = prob[order], outcome[order]
+    # Candidate thresholds are the distinct probabilities; the auto set at t ends at t's last copy.
+    last_of_value = np.flatnonzero(np.append(sorted_prob[1:] != sorted_prob[:-1], True))
+    precision = np.cumsum(sorted_outcome)[last_of_value] / (last_of_value + 1)
+    reaching = np.flatnonzero(precision >= target_precision - 1e-12)
+    if reaching.size == 0:
+        return ReviewBand(threshold=None, coverage=0.0, precision=None, n_auto=0)
+    best = reaching[-1]
+    n_auto = int(last_of_value[best] + 1)
+    return ReviewBand(threshold=float(sorted_prob[last_of_value[best]]), coverage=n_auto / len(prob),
+                      precision=float(precision[best]), n_auto=n_auto)

@@ -1,0 +1,36 @@
+"""The library's front door: load a scenario, grade traces, decide the exit code. Never prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from judge.fixture import load_scenario
+from judge.grade import grade_trace
+from judge.judges.base import Judge
+from judge.ledger import ExpectedLedger, LintIssue, build_ledger, lint
+from judge.model import GradeReport
+
+
+def load_ledger(path: str | Path) -> ExpectedLedger:
+    """Scenario file -> expected ledger; a FixtureError names the first problem (file, line, field)."""
+    scenario, lines = load_scenario(path)
+    return build_ledger(scenario, lines, file=str(path))
+
+
+def lint_file(path: str | Path) -> list[LintIssue]:
+    scenario, lines = load_scenario(path)
+    return lint(scenario, lines)[1]
+
+
+def grade_paths(scenario: str | Path, traces: Iterable[str | Path | Any], *, judge: Judge | None = None,
+                floor: float = 1.0) -> GradeReport:
+    ledger = load_ledger(scenario)
+    runs = [grade_trace(ledger, trace, judge=judge, floor=floor) for trace in traces]
+    fingerprint = judge.fingerprint() if judge is not None else None
+    return GradeReport(judge=fingerprint, floor=floor, runs=runs)
+
+
+def exit_code(report: GradeReport) -> int:
+    """0 when every run passed; 1 on a veto or a failing run."""
+    return 0 if all(run.passed for run in report.runs) else 1

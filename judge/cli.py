@@ -1,0 +1,140 @@
+"""The `judge` command line: parse, call the library, render. Errors users cause -> one line, exit 2."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from judge.errors import JudgeInputError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="Grade multi-turn agent runs for state drift against a reviewed ledger.")
+# Reports are read in CI logs too: keep a readable width when stdout is not a terminal.
+out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 140)
+err = Console(stderr=True, highlight=False)
+
+
+def user_errors(fn):
+    """Render a JudgeInputError as one line on stderr with exit code 2 (bugs keep tracebacks)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except JudgeInputError as exc:
+            err.print(f"[red]error:[/] {exc}", markup=True, soft_wrap=True)
+            raise typer.Exit(2) from None
+    return wrapper
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise JudgeInputError(f"cannot write: {exc.strerror}", file=str(path)) from None
+
+
+@app.command()
+@user_errors
+def grade(
+    scenario: Path = typer.Argument(..., help="Scenario file (YAML or JSON): the reviewed ledger."),
+    traces: list[Path] = typer.Argument(..., help="One or more JSONL traces of runs of that scenario."),
+    judge: str = typer.Option("none", "--judge", help="Judge for semantic keys: `none` (deterministic "
+                              "checks only) or a judge name from [tool.judge.judges]."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report here (for a PR)."),
+    floor: float = typer.Option(1.0, "--floor", min=0.0, max=1.0, help="Below 1.0, runs whose only "
+                                "violations are non-safety ones pass while their quality score is >= floor."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; exit code only."),
+) -> None:
+    """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input."""
+    from judge import api, report as render
+
+    judge_impl = None if judge == "none" else _make_judge(judge)
+    result = api.grade_paths(scenario, traces, judge=judge_impl, floor=floor)
+    if json_path:
+        _write(json_path, render.to_json(result))
+    if junit:
+        _write(junit, render.to_junit(result))
+    if md:
+        _write(md, render.to_markdown(result))
+    if not quiet:
+        render.render_terminal(result, out)
+    raise typer.Exit(api.exit_code(result))
+
+
+def _make_judge(name: str):
+    raise JudgeInputError(f"unknown judge {name!r}: only `none` is available in this build", field="--judge")
+
+
+@app.command("lint")
+@user_errors
+def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check.")) -> None:
+    """Report every fixture error (exit 2) and warn about safety-critical keys no rule guards."""
+    from judge import api
+
+    issues = api.lint_file(scenario)
+    errors = [i for i in issues if i.level == "error"]
+    for issue in issues:
+        colour = "red" if issue.level == "error" else "yellow"
+        out.print(f"[{colour}]{issue.level}:[/] {issue.render(str(scenario))}", soft_wrap=True)
+    if not issues:
+        out.print(f"{scenario}: ok")
+    raise typer.Exit(2 if errors else 0)
+
+
+@app.command()
+@user_errors
+def ledger(
+    scenario: Path = typer.Argument(..., help="Scenario file."),
+    turn: Optional[int] = typer.Option(None, "--turn", min=0, help="Show only the ledger after this turn."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+) -> None:
+    """Print the expected ledger after each turn that changes it, with that turn's delta."""
+    from judge import api
+    from judge.ledger_view import ledger_json, render_ledger
+
+    expected = api.load_ledger(scenario)
+    if as_json:
+        out.print_json(json.dumps(ledger_json(expected, turn)))
+    else:
+        render_ledger(expected, turn, out)
+
+
+@app.command()
+@user_errors
+def schema(name: Optional[str] = typer.Argument(None, help="Format name; omit to list them.")) -> None:
+    """Print the JSON Schema of a file format (scenario, event, run-header, grade-report, ...)."""
+    from judge.schemas import json_schema, schema_names
+
+    if name is None:
+        for n in schema_names():
+            out.print(n)
+        return
+    sys.stdout.write(json.dumps(json_schema(name), indent=2) + "\n")
+
+
+def _register_optional() -> None:
+    """Command groups built in their own modules."""
+    for module in ("judge.cli_calibration", "judge.cli_prompts"):
+        try:
+            mod = __import__(module, fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            continue
+        mod.register(app)
+
+
+_register_optional()
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,1 @@
+"""Judge backends: the plug-in point for semantic grading (see base.Judge)."""

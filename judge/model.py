@@ -1,0 +1,350 @@
+"""Pydantic models of every file format: the one source of the JSON Schemas (`judge schema`).
+
+Scenario (the reviewed ledger fixture), trace events (JSONL), judge verdicts and the grade report.
+Every model forbids unknown fields so that a typo in a fixture is an error, not a silent default.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+EntryClass = Literal["goal", "constraint", "fact", "permission", "completion", "uncertainty"]
+Persistence = Literal["turn", "task", "session", "until-replaced"]
+Sensitivity = Literal["normal", "costly", "safety-critical"]
+Source = Literal["user", "tool", "agent"]
+DeltaOp = Literal["add", "set", "complete", "revoke", "reopen"]
+Verdict = Literal["violated", "upheld", "not-exercised"]
+FindingVerdict = Literal["violated", "upheld", "not-exercised", "unassessed", "judge-error"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+# ---------------------------------------------------------------- scenario
+
+
+class LedgerEntry(Strict):
+    """One piece of expected state as first stated (`source_turn` is the turn that stated it)."""
+
+    key: str = Field(min_length=1)
+    class_: EntryClass = Field(alias="class")
+    value: Any = None
+    source_turn: int = Field(ge=0)
+    persistence: Persistence = "task"
+    sensitivity: Sensitivity = "normal"
+    source: Source = "user"
+    description: str | None = None
+
+
+class Delta(Strict):
+    """A reviewed transition of the ledger at one turn. `add` carries all the fields of a new entry."""
+
+    turn: int = Field(ge=0)
+    op: DeltaOp
+    key: str = Field(min_length=1)
+    value: Any = None
+    source: Source = "user"
+    class_: EntryClass | None = Field(default=None, alias="class")
+    persistence: Persistence | None = None
+    sensitivity: Sensitivity | None = None
+    description: str | None = None
+    note: str | None = None
+
+
+class Checkpoint(Strict):
+    after_turn: int = Field(ge=0)
+    must_retain: list[str] = Field(default_factory=list)
+    expect_completed: list[str] = Field(default_factory=list)
+    description: str | None = None
+
+
+class _RuleBase(Strict):
+    key: str = Field(min_length=1)
+    id: str | None = Field(default=None, description="stable rule id; default check:key")
+
+
+class ForbiddenCallRule(_RuleBase):
+    """A call of `tool` (glob) whose arguments match every matcher in `args` (exact or glob)."""
+
+    check: Literal["forbidden-call"]
+    tool: str
+    args: dict[str, Any] | None = None
+
+
+class ScopeRule(_RuleBase):
+    """Argument `arg` of `tool` must match one `allow` glob (when given) and no `deny` glob."""
+
+    check: Literal["scope"]
+    tool: str
+    arg: str
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _needs_a_glob(self) -> "ScopeRule":
+        if not self.allow and not self.deny:
+            raise ValueError("a scope rule needs `allow` or `deny` globs")
+        return self
+
+
+class SupersededValueRule(_RuleBase):
+    """After a `set`, argument `arg` of `tool` (any argument / any tool when omitted) must not
+    carry a superseded value of the key."""
+
+    check: Literal["superseded-value"]
+    tool: str | None = None
+    arg: str | None = None
+
+
+class NotRepeatedRule(_RuleBase):
+    """Once the key is completed (or `tool` already returned ok), `tool` is not called again,
+    unless with the same idempotency key (`idempotency_arg`)."""
+
+    check: Literal["not-repeated"]
+    tool: str
+    idempotency_arg: str | None = None
+
+
+class ClaimedCompleteRule(_RuleBase):
+    """A state-write claiming the key complete must follow an ok result of `tool` (or of the last
+    tool called when none is named)."""
+
+    check: Literal["claimed-complete"]
+    tool: str | None = None
+
+
+class SummaryPhrasesRule(_RuleBase):
+    """On summary events: one of `require` must appear; none of `forbid` may."""
+
+    check: Literal["summary-phrases"]
+    require: list[str] = Field(default_factory=list)
+    forbid: list[str] = Field(default_factory=list)
+
+
+Rule = Annotated[
+    Union[
+        ForbiddenCallRule,
+        ScopeRule,
+        SupersededValueRule,
+        NotRepeatedRule,
+        ClaimedCompleteRule,
+        SummaryPhrasesRule,
+    ],
+    Field(discriminator="check"),
+]
+
+
+class Scenario(Strict):
+    """The reviewed ledger fixture of one scenario (YAML or JSON)."""
+
+    id: str = Field(min_length=1)
+    title: str | None = None
+    description: str | None = None
+    pair: str | None = None
+    ledger: list[LedgerEntry] = Field(default_factory=list)
+    deltas: list[Delta] = Field(default_factory=list)
+    checkpoints: list[Checkpoint] = Field(default_factory=list)
+    rules: list[Rule] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- trace
+
+
+class AgentInfo(Strict):
+    name: str | None = None
+    version: str | None = None
+    model: str | None = None
+    prompt_version: str | None = None
+    sampling: dict[str, Any] | None = None
+
+
+class RunHeader(Strict):
+    """First line of a trace."""
+
+    kind: Literal["run"]
+    run_id: str = Field(min_length=1)
+    scenario: str = Field(min_length=1)
+    trace_id: str | None = None
+    agent: AgentInfo | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class _EventBase(Strict):
+    id: str = Field(min_length=1)
+    turn: int = Field(ge=0)
+    ts: str | float | None = None
+    span_id: str | None = None
+    parent_span_id: str | None = None
+
+
+class UserEvent(_EventBase):
+    kind: Literal["user"]
+    text: str
+
+
+class AssistantEvent(_EventBase):
+    kind: Literal["assistant"]
+    text: str
+
+
+class ToolCallEvent(_EventBase):
+    kind: Literal["tool-call"]
+    call_id: str = Field(min_length=1)
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResultEvent(_EventBase):
+    kind: Literal["tool-result"]
+    call_id: str = Field(min_length=1)
+    tool: str | None = None
+    status: Literal["ok", "error", "timeout"]
+    result: Any = None
+
+
+class StateWriteEvent(_EventBase):
+    kind: Literal["state-write"]
+    key: str = Field(min_length=1)
+    value: Any = None
+
+
+class SummaryEvent(_EventBase):
+    kind: Literal["summary"]
+    reason: Literal["compaction", "handoff"]
+    text: str
+    to: str | None = None
+
+
+Event = Annotated[
+    Union[UserEvent, AssistantEvent, ToolCallEvent, ToolResultEvent, StateWriteEvent, SummaryEvent],
+    Field(discriminator="kind"),
+]
+EVENT_KINDS = ("user", "assistant", "tool-call", "tool-result", "state-write", "summary")
+
+
+# ---------------------------------------------------------------- judge verdict
+
+
+class JudgeFinding(Strict):
+    key: str
+    verdict: Verdict
+    evidence_event: str | None = None
+    confidence: float = Field(ge=0.0, le=1.0)
+    rationale: str | None = None
+
+
+class JudgeVerdict(Strict):
+    """What a judge returns for one checkpoint."""
+
+    findings: list[JudgeFinding]
+
+
+# ---------------------------------------------------------------- grade report
+
+
+class Finding(Strict):
+    key: str
+    verdict: FindingVerdict
+    source: Literal["deterministic", "judge"] | None = None
+    evidence_event: str | None = None
+    turn: int | None = None
+    rule: str | None = None
+    class_: EntryClass | None = Field(default=None, alias="class")
+    sensitivity: Sensitivity | None = None
+    detail: str | None = None
+    confidence: float | None = None
+    confidence_calibrated: float | None = None
+    judge_verdict: Verdict | None = None
+    overridden: bool = False
+    disagreement: bool = False
+    needs_review: bool = False
+    unguarded: bool = False
+    rationale: str | None = None
+
+
+class CheckpointReport(Strict):
+    after_turn: int
+    implicit: bool = False
+    findings: list[Finding]
+
+
+class Divergence(Strict):
+    turn: int
+    key: str
+    event: str
+    class_: EntryClass = Field(alias="class")
+    sensitivity: Sensitivity
+    rule: str | None = None
+
+
+class Recovery(Strict):
+    violated_at: int
+    recovered_at: int | None = None
+    recovered: bool
+
+
+class Metrics(Strict):
+    """Component metrics: the share of assessed findings upheld in each family (null when none)."""
+
+    constraint_retention: float | None = None
+    supersession_accuracy: float | None = None
+    completion_integrity: float | None = None
+    scope_fidelity: float | None = None
+    recovery_coherence: float | None = None
+    handoff_fidelity: float | None = None
+
+
+class Cost(Strict):
+    judge_calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    judge_errors: int = 0
+
+
+class RunReport(Strict):
+    run_id: str
+    scenario: str
+    trace: str | None = None
+    passed: bool
+    eligible_for_release: bool
+    quality_score: float | None
+    first_divergence: Divergence | None
+    checkpoints: list[CheckpointReport]
+    recovered: dict[str, Recovery] = Field(default_factory=dict)
+    metrics: Metrics
+    slice: list[str]
+    redactions: dict[str, int] = Field(default_factory=dict)
+    events: int = 0
+    last_turn: int = 0
+    cost: Cost = Field(default_factory=Cost)
+    warnings: list[str] = Field(default_factory=list)
+
+
+class GradeReport(Strict):
+    judge: dict[str, Any] | None
+    floor: float = 1.0
+    runs: list[RunReport]
+
+
+SCHEMAS: dict[str, type[BaseModel] | Any] = {
+    "scenario": Scenario,
+    "ledger-entry": LedgerEntry,
+    "delta": Delta,
+    "checkpoint": Checkpoint,
+    "rule": Rule,
+    "run-header": RunHeader,
+    "event": Event,
+    "user": UserEvent,
+    "assistant": AssistantEvent,
+    "tool-call": ToolCallEvent,
+    "tool-result": ToolResultEvent,
+    "state-write": StateWriteEvent,
+    "summary": SummaryEvent,
+    "judge-verdict": JudgeVerdict,
+    "grade-report": GradeReport,
+}
