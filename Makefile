@@ -24,8 +24,16 @@ $(STAMP): pyproject.toml constraints.txt
 	@$(BIN)/python -c "import judge, calibration, torch; assert torch.__version__.startswith('2.13.0')"
 	@touch $(STAMP)
 
+# Grades every bundled example (a clean and a drifting run each); drifting runs exit 1 by design.
+DEMO_JUDGE ?= none
 demo: install
-	@$(BIN)/judge demo
+	@for d in examples/*/; do \
+	  if [ -f "$$d/scenario.yaml" ]; then \
+	    echo "== $$d"; \
+	    $(BIN)/judge grade "$$d/scenario.yaml" "$$d/clean.jsonl" "$$d/drift.jsonl" --judge $(DEMO_JUDGE); \
+	    echo "(exit code $$?)"; echo; \
+	  fi; \
+	done
 
 test: install
 	@$(BIN)/python -m pytest

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from judge.config import project_root
 from judge.errors import ConfigError, JudgeInputError
 
 LOCK_NAME = "prompts.lock"
@@ -88,15 +89,6 @@ def builtin_dir() -> Path:
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parents[1] / "prompts"
-
-
-def project_root(start: str | Path | None = None) -> Path | None:
-    """The nearest folder holding a pyproject.toml, walking up from `start` (default: the cwd)."""
-    here = Path(start or os.getcwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "pyproject.toml").is_file():
-            return folder
-    return None
 
 
 def user_dir(start: str | Path | None = None) -> Path | None:

@@ -132,6 +132,12 @@ def negated_at(text: str, start: int, end: int | None = None, *, history: bool =
     return bool(window) and window[-1] == "from" and bool(re.match(r"\S*\s+to\b", after))
 
 
+def has_negation(text: str) -> bool:
+    """Whether any negation or history cue occurs anywhere in `text`."""
+    padded = f" {' '.join(words(text))} "
+    return any(f" {cue} " in padded for cue in _NEGATION_CUES + _HISTORY_CUES) or "n't " in padded
+
+
 def affirmed_mentions(text: str, value: str) -> list[int]:
     size = len(value.strip())
     return [offset for offset in mentions(text, value)

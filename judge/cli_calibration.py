@@ -1,0 +1,223 @@
+"""`judge calibrate | compare | estimate | agreement`: thin typer commands over `calibration.api`.
+
+Each command renders a compact rich table and, with `--json PATH`, writes its result model as JSON.
+Bad input (a `CalibrationInputError`) is one red line on stderr and exit code 2, no traceback.
+The calibration package is imported inside the commands so that `judge --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from judge.errors import JudgeInputError
+
+INPUT_ERROR_EXIT = 2
+
+LabelsOption = Annotated[Path, typer.Option("--labels", help="Label JSONL file, or a folder of them.")]
+JsonOption = Annotated[Optional[Path], typer.Option("--json", help="Also write the result as JSON here.")]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
+NBootOption = Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.")]
+PositiveOption = Annotated[str, typer.Option("--positive", help="The class TPR/TNR are about.")]
+TwoVerdictsOption = Annotated[list[Path], typer.Option("--verdicts", help="Verdict JSONL; give it twice: A, then B.")]
+
+
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True, highlight=False).print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
+    return typer.Exit(INPUT_ERROR_EXIT)
+
+
+def _input_errors_exit_2(command: Callable[..., None]) -> Callable[..., None]:
+    """Render bad input as one red line on stderr and exit 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        from calibration.errors import CalibrationInputError
+
+        try:
+            command(*args, **kwargs)
+        except (CalibrationInputError, JudgeInputError) as exc:
+            raise _fail(str(exc)) from None
+
+    return wrapper
+
+
+def _two(paths: list[Path]) -> tuple[Path, Path]:
+    if len(paths) != 2:
+        raise _fail(f"give --verdicts twice (judge A, then judge B); got it {len(paths)} time(s)")
+    return paths[0], paths[1]
+
+
+def _write_json(result: Any, path: Path | None) -> None:
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise _fail(f"{path}: cannot write: {exc.strerror}") from None
+
+
+def _console() -> Console:
+    # Read in CI logs too: a readable width when stdout is not a terminal.
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(interval: Any) -> str:
+    if interval is None or interval.lower is None:
+        return "-"
+    return f"[{interval.lower:.3f}, {interval.upper:.3f}]"
+
+
+def _rate(stat: Any) -> tuple[str, str]:
+    if stat is None:
+        return "-", "no cases"
+    return f"{stat.value:.3f} ({stat.k}/{stat.n})", f"[{stat.lower:.3f}, {stat.upper:.3f}] exact"
+
+
+def _table(title: str, rows: list[tuple[str, str, str]]) -> Table:
+    table = Table(title=title, title_justify="left", box=None, pad_edge=False)
+    table.add_column("metric", style="bold")
+    table.add_column("value", justify="right")
+    table.add_column("95% interval / note")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+@_input_errors_exit_2
+def calibrate_command(
+    labels: LabelsOption,
+    verdicts: Annotated[Path, typer.Option("--verdicts", help="The judge's verdict JSONL file.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for NAME.json and NAME.png.")],
+    name: Annotated[str, typer.Option("--name", help="Record name (usually the judge's name).")],
+    target_precision: Annotated[float, typer.Option("--target-precision")] = 0.95,
+    floor: Annotated[float, typer.Option("--floor", help="Certification floor for TPR/TNR lower bounds.")] = 0.80,
+    seed: SeedOption = 0,
+    n_boot: NBootOption = 1000,
+    positive: PositiveOption = "violated",
+    json_path: JsonOption = None,
+) -> None:
+    """Measure a judge's verdicts against human labels and write its calibration record."""
+    from calibration.api import calibrate_files
+
+    result = calibrate_files(labels, verdicts, out, name, target_precision=target_precision,
+                             floor=floor, seed=seed, n_boot=n_boot, positive=positive)
+    _write_json(result, json_path)
+    r = result.record
+    ia = r.inter_annotator
+    rows = [
+        ("cases", str(r.n), f"{r.ties_excluded} ties excluded, {r.n_unmatched} unmatched"),
+        ("accuracy", _num(r.accuracy), _ci(r.accuracy_ci)),
+        ("Cohen's kappa", _num(r.cohen_kappa), _ci(r.kappa_ci)),
+        (f"TPR ({r.positive})", *_rate(r.tpr)),
+        ("TNR", *_rate(r.tnr)),
+        ("key agreement", _num(r.key_agreement.value), f"{r.key_agreement.k}/{r.key_agreement.n}"),
+        ("evidence agreement", _num(r.evidence_agreement.value),
+         f"{r.evidence_agreement.k}/{r.evidence_agreement.n}"),
+        ("annotators' alpha", _num(ia.krippendorff_alpha),
+         f"pairwise kappa {_num(ia.pairwise_kappa)} on {ia.n_cases} cases"),
+        ("ECE", _num(r.ece), "10 equal-width bins"),
+        ("Brier", _num(r.brier), ""),
+        ("calibrator", r.calibrator.kind if r.calibrator else "-", r.calibrator.reason if r.calibrator else "no confidences"),
+        ("review threshold", _num(r.review_threshold),
+         f"coverage {_num(r.coverage)} at precision >= {r.target_precision}"),
+    ]
+    console = _console()
+    console.print(_table(f"calibration of {r.name}", rows))
+    per_class = Table(box=None, pad_edge=False)
+    for column in ("label", "precision", "recall", "F1", "support"):
+        per_class.add_column(column, justify="left" if column == "label" else "right")
+    for label, stats in r.per_class.items():
+        per_class.add_row(escape(label), _num(stats.precision), _num(stats.recall), _num(stats.f1),
+                          str(stats.support))
+    console.print(per_class)
+    style = "green" if r.certified else "yellow"
+    console.print(f"[{style}]{escape(r.certification_reason)}[/{style}]")
+    console.print(f"wrote {escape(result.json_path)} and {escape(result.png_path)}")
+
+
+@_input_errors_exit_2
+def compare_command(labels: LabelsOption, verdicts: TwoVerdictsOption, seed: SeedOption = 0,
+                    n_boot: NBootOption = 1000, json_path: JsonOption = None) -> None:
+    """Compare two judges on the same labels: exact McNemar test, kappa difference, flipped cases."""
+    from calibration.api import compare_files
+
+    first, second = _two(verdicts)
+    result = compare_files(labels, first, second, seed=seed, n_boot=n_boot)
+    _write_json(result, json_path)
+    fixed = sum(case.change == "fixed" for case in result.flipped)
+    rows = [
+        ("cases", str(result.n), f"{result.ties_excluded} ties excluded"),
+        ("accuracy A / B", f"{result.accuracy_a:.3f} / {result.accuracy_b:.3f}", ""),
+        ("kappa A / B", f"{_num(result.kappa_a)} / {_num(result.kappa_b)}", ""),
+        ("kappa B - A", _num(result.kappa_difference), _ci(result.kappa_difference_ci) + " paired bootstrap"),
+        ("McNemar exact p", _num(result.mcnemar.p_value, 4),
+         f"only A right {result.mcnemar.only_a_right}, only B right {result.mcnemar.only_b_right}"),
+        ("flipped cases", str(len(result.flipped)), f"{fixed} fixed by B, {len(result.flipped) - fixed} broken"),
+    ]
+    console = _console()
+    console.print(_table(f"{escape(str(second))} vs {escape(str(first))}", rows))
+    for case in result.flipped[:20]:
+        console.print(f"  {case.change:6} {escape(case.case)}: reference {escape(case.reference)}, "
+                      f"A {escape(case.verdict_a)}, B {escape(case.verdict_b)}")
+    if len(result.flipped) > 20:
+        console.print(f"  ... {len(result.flipped) - 20} more (see --json)")
+
+
+@_input_errors_exit_2
+def estimate_command(
+    labels: LabelsOption,
+    verdicts: Annotated[Path, typer.Option("--verdicts", help="The judge's verdicts on the labelled cases.")],
+    unlabeled: Annotated[Path, typer.Option("--unlabeled", help="The same judge's verdicts on unlabelled cases.")],
+    seed: SeedOption = 0, n_boot: NBootOption = 1000, positive: PositiveOption = "violated",
+    json_path: JsonOption = None,
+) -> None:
+    """Estimate the true violation rate of unlabelled runs (Rogan-Gladen correction)."""
+    from calibration.api import estimate_files
+
+    result = estimate_files(labels, verdicts, unlabeled, seed=seed, n_boot=n_boot, positive=positive)
+    _write_json(result, json_path)
+    rows = [
+        (f"corrected '{result.positive}' rate", _num(result.prevalence), _ci(result.interval) + " bootstrap"),
+        ("observed rate", _num(result.observed_rate), f"{result.n_unlabeled} unlabelled verdicts"),
+        ("TPR", *_rate(result.tpr)),
+        ("TNR", *_rate(result.tnr)),
+    ]
+    _console().print(_table("estimated violation rate", rows))
+
+
+@_input_errors_exit_2
+def agreement_command(verdicts: TwoVerdictsOption, json_path: JsonOption = None) -> None:
+    """Self-consistency of two verdict sets: Cohen's kappa and percent agreement on shared cases."""
+    from calibration.api import agreement_files
+
+    first, second = _two(verdicts)
+    result = agreement_files(first, second)
+    _write_json(result, json_path)
+    rows = [
+        ("shared cases", str(result.n), f"{result.n_only_a} only in A, {result.n_only_b} only in B"),
+        ("percent agreement", _num(result.percent_agreement), ""),
+        ("Cohen's kappa", _num(result.cohen_kappa), ""),
+    ]
+    _console().print(_table("agreement", rows))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the calibration commands to the `judge` typer app."""
+    app.command("calibrate")(calibrate_command)
+    app.command("compare")(compare_command)
+    app.command("estimate")(estimate_command)
+    app.command("agreement")(agreement_command)

@@ -1,0 +1,152 @@
+"""Judge configuration: `[tool.judge]` in a TOML file (pyproject.toml or a `--config` file).
+
+```toml
+[tool.judge]
+default = "local"
+[tool.judge.judges.gpt]
+backend = "llm"
+model = "openai/gpt-4o-mini"
+```
+Where it is read from, first found wins: the `config_file` argument (`--config FILE`), the
+`JUDGE_CONFIG` environment variable, the nearest pyproject.toml above the working directory. A
+project with no `[tool.judge]` table still has the built-in offline judge `local`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from judge.errors import ConfigError
+
+MODES = ("tools", "tools_strict", "json", "json_schema", "md_json")
+DEFAULT_PROMPT = "goal-fidelity@1"
+
+
+class JudgeConfig(BaseModel):
+    """One `[tool.judge.judges.NAME]` table."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(default="default", description="the table name; set by the loader")
+    backend: Literal["llm", "embedding", "replay"]
+    model: str | None = Field(default=None, description="litellm model string, or an embedding model name/path")
+    prompt: str = DEFAULT_PROMPT
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    samples: int = Field(default=1, ge=1, le=50, description=">1: majority verdict per key")
+    seed: int | None = None
+    api_base: str | None = None
+    api_key_env: str | None = Field(default=None, description="environment variable holding the API key")
+    max_concurrency: int = Field(default=8, ge=1, le=1024)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=2, ge=0, le=10, description="re-asks after an invalid answer")
+    transport_retries: int = Field(default=4, ge=0, le=20, description="retries on 429, 5xx, timeouts")
+    backoff_s: float = Field(default=1.0, ge=0, description="first backoff delay; doubles per retry")
+    mode: str = Field(default="tools", description="instructor mode: " + ", ".join(MODES))
+    window_tokens: int = Field(default=1000, ge=200, description="split slices whose request exceeds this")
+    cache: bool = True
+    path: str | None = Field(default=None, description="replay: the recorded verdicts (JSONL)")
+    options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
+
+    @model_validator(mode="after")
+    def _fits_backend(self) -> "JudgeConfig":
+        if self.mode.lower() not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}")
+        self.mode = self.mode.lower()
+        if self.backend == "llm" and not self.model:
+            raise ValueError("an llm judge needs `model` (any litellm model string)")
+        if self.backend == "replay" and not self.path:
+            raise ValueError("a replay judge needs `path` (a JSONL of recorded verdicts)")
+        return self
+
+
+BUILTIN_JUDGES: dict[str, dict[str, Any]] = {
+    "local": {"backend": "embedding", "model": "all-MiniLM-L6-v2"},
+}
+
+
+def project_root(start: str | Path | None = None) -> Path | None:
+    """The nearest folder holding a pyproject.toml, walking up from `start` (default: the cwd)."""
+    here = Path(start or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return None
+
+
+def config_source(config_file: str | Path | None = None) -> Path | None:
+    """The TOML file the configuration comes from (None: no file, built-in judges only)."""
+    if config_file is not None:
+        path = Path(config_file)
+        if not path.is_file():
+            raise ConfigError("config file not found", file=str(path))
+        return path
+    env = os.environ.get("JUDGE_CONFIG")
+    if env:
+        path = Path(env)
+        if not path.is_file():
+            raise ConfigError("config file named by JUDGE_CONFIG not found", file=str(path))
+        return path
+    root = project_root()
+    return root / "pyproject.toml" if root else None
+
+
+def _judge_table(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read TOML: {exc}", file=str(path)) from exc
+    table = data.get("tool", {}).get("judge", {})
+    if not isinstance(table, dict):
+        raise ConfigError("[tool.judge] must be a table", file=str(path), field="tool.judge")
+    return table
+
+
+def _build(name: str, raw: Any, path: Path | None) -> JudgeConfig:
+    where = f"tool.judge.judges.{name}"
+    if not isinstance(raw, dict):
+        raise ConfigError("must be a table", file=str(path) if path else None, field=where)
+    raw = dict(raw, name=name)
+    if raw.get("path") and path is not None and not Path(raw["path"]).is_absolute():
+        raw["path"] = str((path.parent / raw["path"]).resolve())
+    try:
+        return JudgeConfig.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join([where, *(str(p) for p in err["loc"])])
+        raise ConfigError(err["msg"], file=str(path) if path else None, field=field) from exc
+
+
+def configured_judges(*, config_file: str | Path | None = None
+                      ) -> tuple[dict[str, tuple[Any, Path | None]], str, Path | None]:
+    """Every configured judge's raw table by name, with the file it comes from (the built-ins have
+    none; a file's table of the same name replaces one), the default judge's name and the file read."""
+    path = config_source(config_file)
+    table = _judge_table(path)
+    tables = table.get("judges", {})
+    if not isinstance(tables, dict):
+        raise ConfigError("must be a table of judges", file=str(path), field="tool.judge.judges")
+    judges: dict[str, tuple[Any, Path | None]] = {n: (raw, None) for n, raw in BUILTIN_JUDGES.items()}
+    judges.update({n: (raw, path) for n, raw in tables.items()})
+    default = table.get("default") or "local"
+    if not isinstance(default, str):
+        raise ConfigError("must be a judge name", file=str(path), field="tool.judge.default")
+    return judges, default, path
+
+
+def load_judge_config(name: str | None = None, *, config_file: str | Path | None = None) -> JudgeConfig:
+    """The configuration of judge `name` (default: `[tool.judge].default`, else `local`)."""
+    judges, default, path = configured_judges(config_file=config_file)
+    name = name or default
+    if name not in judges:
+        raise ConfigError(f"unknown judge {name!r}; configured: {', '.join(sorted(judges))}",
+                          file=str(path) if path else None)
+    raw, source = judges[name]
+    return _build(name, raw, source)

@@ -1,0 +1,85 @@
+"""Response models built per request, so that the answer can only name what the judge was shown.
+
+`verdict_model(keys, event_ids)` makes a pydantic model whose `key` is a Literal of the asked keys and
+whose `evidence_event` is a Literal of the shown event ids (or null); validators require evidence for
+`violated` and allow each key at most once. instructor sends its JSON Schema to the model and re-asks
+with the validation error when an answer breaks it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+
+from judge.model import JudgeFinding, JudgeVerdict
+
+VERDICTS = ("violated", "upheld", "not-exercised")
+SUMMARY_STATUSES = ("preserved", "missing", "distorted", "obsolete-as-current", "assumption-promoted",
+                    "not-required")
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _FindingBase(_Closed):
+    @model_validator(mode="after")
+    def _evidence_for_violations(self) -> "_FindingBase":
+        if getattr(self, "verdict", None) == "violated" and getattr(self, "evidence_event", None) is None:
+            raise ValueError("a violated finding needs evidence_event: the id of the event that violates the entry")
+        return self
+
+
+class _AnswerBase(_Closed):
+    @model_validator(mode="after")
+    def _each_key_once(self) -> "_AnswerBase":
+        seen: set[str] = set()
+        for finding in getattr(self, "findings", []):
+            if finding.key in seen:
+                raise ValueError(f"key {finding.key!r} is answered more than once: give one finding per key")
+            seen.add(finding.key)
+        return self
+
+
+def _literal(values: Sequence[str]) -> Any:
+    if not values:
+        raise ValueError("a response model needs at least one value")
+    return Literal[tuple(dict.fromkeys(values))]  # type: ignore[valid-type]
+
+
+def verdict_model(keys: Sequence[str], event_ids: Sequence[str]) -> type[BaseModel]:
+    """The answer model for one request (one window of one checkpoint)."""
+    evidence: Any = Optional[_literal(event_ids)] if event_ids else Optional[Literal[None]]  # type: ignore[valid-type]
+    finding = create_model(
+        "Finding",
+        __base__=_FindingBase,
+        key=(_literal(keys), Field(description="an asked key")),
+        verdict=(Literal[VERDICTS], ...),  # type: ignore[valid-type]
+        evidence_event=(evidence, Field(default=None, description="id of the deciding event; required when violated")),
+        confidence=(float, Field(ge=0.0, le=1.0)),
+        rationale=(str, ...),
+    )
+    model = create_model("Verdict", __base__=_AnswerBase, findings=(list[finding], ...))  # type: ignore[valid-type]
+    model.__doc__ = "One finding per asked ledger key."
+    return model
+
+
+def to_judge_verdict(answer: BaseModel) -> JudgeVerdict:
+    return JudgeVerdict(findings=[JudgeFinding(**f.model_dump()) for f in answer.findings])
+
+
+def summary_audit_model(keys: Sequence[str]) -> type[BaseModel]:
+    """The answer model of a `summary-audit` prompt (prompts/summary-audit/v1.md)."""
+    finding = create_model(
+        "EntryFinding",
+        __base__=_Closed,
+        key=(_literal(keys), Field(description="an asked key")),
+        status=(Literal[SUMMARY_STATUSES], ...),  # type: ignore[valid-type]
+        evidence=(str, Field(default="", description="the summary words relied on")),
+        confidence=(float, Field(ge=0.0, le=1.0)),
+        rationale=(str, ...),
+    )
+    model = create_model("SummaryAudit", __base__=_AnswerBase, findings=(list[finding], ...))  # type: ignore[valid-type]
+    model.__doc__ = "One finding per asked ledger key."
+    return model

@@ -1,0 +1,53 @@
+"""Redaction at load time: values never reach the report, counts by kind do."""
+
+import json
+
+from judge.grade import grade_trace
+from judge.trace.redact import Redactor, luhn_ok
+from tests.helpers import TraceBuilder, ledger_of
+
+SECRETS = {
+    "email": "mail jane.doe@example.com now",
+    "card_number": "card 4111 1111 1111 1111 exp",
+    "phone": "call +44 20 7946 0958 today",
+    "jwt": "tok eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "api_key": "key sk-proj-abcdefghijklmnopqrstuvwx",
+    "bearer_token": "Authorization: Bearer abcdef1234567890abcdef",
+    "private_key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----",
+}
+
+
+def test_each_kind_is_redacted_and_counted():
+    for kind, text in SECRETS.items():
+        r = Redactor()
+        out = r.text(text)
+        assert f"[REDACTED:{kind}]" in out, (kind, out)
+        assert r.counts[kind] == 1
+
+
+def test_luhn_invalid_numbers_and_dates_survive():
+    r = Redactor()
+    for text in ("order 4111 1111 1111 1112", "on 2026-11-29 at 12:30", "build 1.4.2", "passed 17 of 20",
+                 "trace 0af7651916cd43dd8448eb211c80319c"):
+        assert r.text(text) == text
+    assert not r.counts
+    assert luhn_ok("4111111111111111") and not luhn_ok("4111111111111112")
+
+
+def test_secret_named_fields_are_redacted():
+    r = Redactor()
+    assert r.value({"api_key": "abc", "nested": [{"password": "hunter2"}], "user": "bob"}) == {
+        "api_key": "[REDACTED:secret_field]", "nested": [{"password": "[REDACTED:secret_field]"}], "user": "bob"}
+
+
+def test_nothing_redacted_reaches_the_report():
+    ledger = ledger_of(ledger=[{"key": "g", "class": "goal", "value": "x", "source_turn": 1}],
+                       rules=[])
+    t = TraceBuilder()
+    t.user(1, SECRETS["email"] + " " + SECRETS["card_number"])
+    t.call(1, "send", to="jane.doe@example.com", header="Bearer abcdef1234567890abcdef", token="t0k3n")
+    t.write(2, "g", SECRETS["api_key"])
+    report = grade_trace(ledger, [json.dumps(line) for line in t.lines])
+    dumped = report.model_dump_json()
+    assert "jane.doe" not in dumped and "4111" not in dumped and "sk-proj" not in dumped and "t0k3n" not in dumped
+    assert report.redactions == {"api_key": 1, "bearer_token": 1, "card_number": 1, "email": 2, "secret_field": 1}
