@@ -1,0 +1,52 @@
+"""The override rule: deterministic wins for safety-critical keys, in both directions."""
+
+from judge.merge import merge_key
+from judge.model import Finding, JudgeFinding
+
+
+def _det(verdict, sensitivity="safety-critical"):
+    return Finding(key="k", verdict=verdict, source="deterministic", evidence_event="e3" if verdict == "violated" else None,
+                   turn=2, rule="scope:k", class_="constraint", sensitivity=sensitivity)
+
+
+def _merge(det, judged, sensitivity="safety-critical", error=None, asked=True):
+    return merge_key(key="k", class_="constraint", sensitivity=sensitivity, turn=4, deterministic=det,
+                     judged=judged, judge_error=error, judged_at_all=asked, event_turns={"e3": 2, "e7": 3})
+
+
+def test_safety_violation_stands_against_a_judge_saying_upheld():
+    merged = _merge(_det("violated"), JudgeFinding(key="k", verdict="upheld", confidence=0.99))
+    assert merged.verdict == "violated" and merged.source == "deterministic"
+    assert merged.overridden and merged.disagreement and merged.needs_review
+    assert merged.judge_verdict == "upheld"
+
+
+def test_safety_upheld_stands_against_a_judge_saying_violated():
+    merged = _merge(_det("upheld"), JudgeFinding(key="k", verdict="violated", evidence_event="e7", confidence=0.9))
+    assert merged.verdict == "upheld" and merged.overridden and merged.judge_verdict == "violated"
+
+
+def test_non_safety_semantic_violation_from_the_judge_stands():
+    merged = _merge(_det("upheld", "normal"), JudgeFinding(key="k", verdict="violated", evidence_event="e7",
+                                                           confidence=0.8), sensitivity="normal")
+    assert merged.verdict == "violated" and merged.source == "judge" and merged.turn == 3
+    assert merged.disagreement and not merged.overridden
+
+
+def test_deterministic_violation_is_a_fact_for_any_key():
+    merged = _merge(_det("violated", "normal"), JudgeFinding(key="k", verdict="upheld", confidence=0.7),
+                    sensitivity="normal")
+    assert merged.verdict == "violated" and merged.source == "deterministic" and merged.disagreement
+
+
+def test_unguarded_safety_key_is_judged_alone_and_marked():
+    merged = _merge(None, JudgeFinding(key="k", verdict="upheld", confidence=0.6))
+    assert merged.verdict == "upheld" and merged.source == "judge" and merged.unguarded
+
+
+def test_judge_error_is_unscored_never_pass_or_fail():
+    merged = _merge(None, None, error="retries exhausted")
+    assert merged.verdict == "judge-error" and merged.detail == "retries exhausted"
+    kept = _merge(_det("violated"), None, error="retries exhausted")
+    assert kept.verdict == "violated" and kept.source == "deterministic"
+    assert _merge(None, None, asked=False).verdict == "unassessed"
