@@ -135,8 +135,11 @@ class _RunAccumulator:
     recovery: dict[str, Recovery] = field(default_factory=dict)
 
     def close(self, window: Window) -> None:
+        # A compliant use of a rule counts as recovery only when that event broke no rule at all.
+        violating = {h.event for h in window.hits if h.violated}
         for hit in window.hits:
-            self._track_recovery(hit)
+            if hit.violated or hit.event not in violating:
+                self._track_recovery(hit)
         bad = [h for h in window.hits if h.violated]
         if bad and self.first_hit is None:
             self.first_hit = min(bad, key=lambda h: h.index)
