@@ -7,8 +7,9 @@ did the guarded kind of thing and stayed inside the rule). Semantics are DESIGN.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
+from fnmatch import fnmatchcase, translate as fnmatch_translate
 from typing import Any, Iterable
 
 from judge.ledger import ExpectedLedger
@@ -21,7 +22,7 @@ COMPLETION_VALUES = {"completed", "complete", "done", "true", "finished", "yes",
 PROHIBITIONS = ("forbidden-call", "scope", "superseded-value", "not-repeated")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: grading keeps every hit of a window
 class Hit:
     rule: str
     check: str
@@ -45,8 +46,33 @@ def rule_ids(rules: Iterable[Rule]) -> list[str]:
     return ids
 
 
+# fnmatchcase(name, pattern) is `re.compile(fnmatch.translate(pattern)).match(name) is not None`
+# behind an lru_cache; rules have few patterns, so their matchers are kept here, and the answer for
+# a (tool name, pattern) pair, asked on every call, is remembered (tool names are few too).
+_GLOB_MATCHERS: dict[str, Any] = {}
+_TOOL_MATCHES: dict[tuple[str, str], bool] = {}
+
+
+def _glob_matcher(pattern: str) -> Any:
+    match = _GLOB_MATCHERS.get(pattern)
+    if match is None:
+        match = _GLOB_MATCHERS[pattern] = re.compile(fnmatch_translate(pattern)).match
+    return match
+
+
+def _tool_is(tool: str, pattern: str) -> bool:
+    """fnmatchcase(tool, pattern), remembered."""
+    key = (tool, pattern)
+    hit = _TOOL_MATCHES.get(key)
+    if hit is None:
+        hit = _glob_matcher(pattern)(tool) is not None
+        if len(_TOOL_MATCHES) < 4096:
+            _TOOL_MATCHES[key] = hit
+    return hit
+
+
 def _glob(pattern: str, value: Any) -> bool:
-    return isinstance(value, str) and fnmatchcase(value, pattern)
+    return isinstance(value, str) and _glob_matcher(pattern)(value) is not None
 
 
 def _matches(expected: Any, actual: Any) -> bool:
@@ -73,17 +99,48 @@ def _leaves(value: Any) -> Iterable[Any]:
         yield value
 
 
+def _leaf_list(value: Any, out: list[Any]) -> list[Any]:
+    """The leaves of a JSON-like value, in the order of `_leaves`, without a generator per level."""
+    if isinstance(value, dict):
+        value = value.values()
+    elif not isinstance(value, list):
+        out.append(value)
+        return out
+    for v in value:
+        if isinstance(v, (dict, list)):
+            _leaf_list(v, out)
+        else:
+            out.append(v)
+    return out
+
+
+class _Carrier:
+    """`carries_value(actual, old)` with `old` prepared once: its normalised forms and, for strings
+    of 3 or more characters, the whole-word pattern (superseded values are checked on every call)."""
+
+    __slots__ = ("olds",)
+
+    def __init__(self, old: Any) -> None:
+        olds = old if isinstance(old, list) else [old]
+        self.olds = [(_norm(o), re.compile(rf"(?<![\w-]){re.escape(o.casefold())}(?![\w-])").search
+                      if isinstance(o, str) and len(o) >= 3 else None) for o in olds]
+
+    def __call__(self, actual: Any) -> bool:
+        olds = self.olds
+        for leaf in _leaf_list(actual, []):
+            norm = _norm(leaf)
+            folded = leaf.casefold() if isinstance(leaf, str) else None
+            for norm_old, search in olds:
+                if norm == norm_old:
+                    return True
+                if search is not None and folded is not None and search(folded):
+                    return True
+        return False
+
+
 def carries_value(actual: Any, old: Any) -> bool:
     """Does an argument carry a (superseded) value: equal, an element of it, or a whole word of it."""
-    olds = old if isinstance(old, list) else [old]
-    for leaf in _leaves(actual):
-        for o in olds:
-            if _norm(leaf) == _norm(o):
-                return True
-            if isinstance(leaf, str) and isinstance(o, str) and len(o) >= 3 and \
-                    re.search(rf"(?<![\w-]){re.escape(o.casefold())}(?![\w-])", leaf.casefold()):
-                return True
-    return False
+    return _Carrier(old)(actual)
 
 
 @dataclass
@@ -94,7 +151,7 @@ class RunState:
     call_args: dict[str, dict] = field(default_factory=dict)
     last_tool_called: str | None = None
     last_status_by_tool: dict[str, str] = field(default_factory=dict)
-    ok_calls_by_tool: dict[str, list[Any]] = field(default_factory=dict)
+    ok_calls_by_tool: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)  # (turn, args)
 
 
 class RuleSet:
@@ -112,39 +169,96 @@ class RuleSet:
             for kind, checks in _KINDS_SEEN.items():
                 if rule.check in checks:
                     self.by_kind[kind].append((rid, rule))
+        # Only the not-repeated rules read the arguments of ok calls: keep those of their tools only.
+        self._repeat_tools = [rule.tool for rule in self.rules if rule.check == "not-repeated"]
+        # Which rules guard at a turn, and a key's superseded versions and current value at a turn,
+        # depend on the turn only through comparisons with the turns the fixture names (source
+        # turns of entries, turns of deltas): between two such turns (t and t + 1 being the places
+        # where `<`, `<=` or `==` can flip) every answer stays the same, so it is worked out once per
+        # segment instead of once per event.
+        named = {e.source_turn for e in ledger.scenario.ledger} | {d.turn for d in ledger.scenario.deltas}
+        self._bounds = sorted({0, *named, *(t + 1 for t in named)})
+        self._turn: int | None = None
+        self._segment = (0, -1)  # [lo, hi) of the turns the cached answers hold for
+        self._active: dict[str, list[tuple[str, Rule, Any]]] = {}
+        self._superseded: dict[str, list] = {}
+        self._current: dict[str, Any] = {}
+        self._carriers: dict[int, tuple[Any, _Carrier]] = {}
+
+    def _at_turn(self, turn: int) -> None:
+        self._turn = turn
+        lo, hi = self._segment
+        if lo <= turn < hi:
+            return
+        i = bisect_right(self._bounds, turn)
+        self._segment = (self._bounds[i - 1] if i else -(1 << 62), self._bounds[i] if i < len(self._bounds) else 1 << 62)
+        self._superseded = {}
+        self._current = {}
+        history = self.ledger.history
+        self._active = {kind: [(rid, rule, _CHECKERS[rule.check]) for rid, rule in rules
+                               if history(rule.key).is_active(turn)]
+                        for kind, rules in self.by_kind.items()}
+
+    def superseded_at(self, key: str, turn: int) -> list:
+        """`ledger.history(key).superseded_at(turn)`, worked out once per turn."""
+        if turn != self._turn:
+            self._at_turn(turn)
+        old = self._superseded.get(key)
+        if old is None:
+            old = self._superseded[key] = self.ledger.history(key).superseded_at(turn)
+        return old
+
+    def value_at(self, key: str, turn: int) -> Any:
+        """`ledger.history(key).value_at(turn)`, worked out once per turn."""
+        if turn != self._turn:
+            self._at_turn(turn)
+        if key not in self._current:
+            self._current[key] = self.ledger.history(key).value_at(turn)
+        return self._current[key]
+
+    def carries(self, actual: Any, version: Any) -> bool:
+        """carries_value(actual, version.value), with the version's value prepared once."""
+        entry = self._carriers.get(id(version))
+        if entry is None or entry[0] is not version:
+            entry = self._carriers[id(version)] = (version, _Carrier(version.value))
+        return entry[1](actual)
 
     def observe(self, event: Event, index: int) -> list[Hit]:
         hits: list[Hit] = []
-        for rid, rule in self.by_kind.get(event.kind, ()):
-            if not self.ledger.history(rule.key).is_active(event.turn):
-                continue
-            result = _CHECKERS[rule.check](rule, event, self)
+        turn = event.turn
+        if turn != self._turn:
+            self._at_turn(turn)
+        for rid, rule, checker in self._active.get(event.kind, ()):
+            result = checker(rule, event, self)
             if result is not None:
                 violated, detail = result
-                hits.append(Hit(rid, rule.check, rule.key, event.id, event.turn, index, violated, detail))
+                hits.append(Hit(rid, rule.check, rule.key, event.id, turn, index, violated, detail))
         self._remember(event)
         return hits
 
     def _remember(self, event: Event) -> None:
         s = self.state
-        if isinstance(event, ToolCallEvent):
-            s.call_tool[event.call_id] = event.tool
-            s.call_args[event.call_id] = event.args
-            s.last_tool_called = event.tool
-            s.last_status_by_tool.pop(event.tool, None)  # a new call: its own result is now pending
-        elif isinstance(event, ToolResultEvent):
+        kind = event.kind
+        if kind == "tool-call":
+            tool = event.tool
+            s.call_tool[event.call_id] = tool
+            if self._repeat_tools and any(_tool_is(tool, p) for p in self._repeat_tools):
+                s.call_args[event.call_id] = event.args
+            s.last_tool_called = tool
+            s.last_status_by_tool.pop(tool, None)  # a new call: its own result is now pending
+        elif kind == "tool-result":
             tool = s.call_tool.get(event.call_id, event.tool or "")
             s.last_status_by_tool[tool] = event.status
             args = s.call_args.pop(event.call_id, {})
-            if event.status == "ok":
-                s.ok_calls_by_tool.setdefault(tool, []).append(args)
+            if event.status == "ok" and self._repeat_tools and any(_tool_is(tool, p) for p in self._repeat_tools):
+                s.ok_calls_by_tool.setdefault(tool, []).append((event.turn, args))
 
 
 Outcome = tuple[bool, str] | None
 
 
 def _forbidden_call(rule: ForbiddenCallRule, event: Event, rs: RuleSet) -> Outcome:
-    if not isinstance(event, ToolCallEvent) or not fnmatchcase(event.tool, rule.tool):
+    if not isinstance(event, ToolCallEvent) or not _tool_is(event.tool, rule.tool):
         return None
     for name, expected in (rule.args or {}).items():
         if not _matches(expected, event.args.get(name)):
@@ -154,7 +268,7 @@ def _forbidden_call(rule: ForbiddenCallRule, event: Event, rs: RuleSet) -> Outco
 
 
 def _scope(rule: ScopeRule, event: Event, rs: RuleSet) -> Outcome:
-    if not isinstance(event, ToolCallEvent) or not fnmatchcase(event.tool, rule.tool):
+    if not isinstance(event, ToolCallEvent) or not _tool_is(event.tool, rule.tool):
         return None
     if rule.arg not in event.args:
         return None
@@ -169,32 +283,35 @@ def _scope(rule: ScopeRule, event: Event, rs: RuleSet) -> Outcome:
 
 
 def _superseded_value(rule: SupersededValueRule, event: Event, rs: RuleSet) -> Outcome:
-    old = rs.ledger.history(rule.key).superseded_at(event.turn)
+    old = rs.superseded_at(rule.key, event.turn)
     if not old:
         return None
     if isinstance(event, StateWriteEvent) and event.key == rule.key:
         carried = event.value
-    elif isinstance(event, ToolCallEvent) and (rule.tool is None or fnmatchcase(event.tool, rule.tool)):
+    elif isinstance(event, ToolCallEvent) and (rule.tool is None or _tool_is(event.tool, rule.tool)):
         if rule.arg is not None and rule.arg not in event.args:
             return None
         carried = event.args[rule.arg] if rule.arg is not None else event.args
     else:
         return None
     for version in old:
-        if carries_value(carried, version.value):
+        if rs.carries(carried, version):
             where = f"{event.tool} {rule.arg or 'args'}" if isinstance(event, ToolCallEvent) else "state-write"
             return True, (f"{where} uses {version.value!r}, superseded at turn {version.replaced_at} by "
-                          f"{rs.ledger.history(rule.key).value_at(event.turn)!r}")
+                          f"{rs.value_at(rule.key, event.turn)!r}")
     if rule.arg is None and isinstance(event, ToolCallEvent):
         return None  # no particular argument to credit as a compliant use
-    return False, f"uses the current value {rs.ledger.history(rule.key).value_at(event.turn)!r}"
+    return False, f"uses the current value {rs.value_at(rule.key, event.turn)!r}"
 
 
 def _not_repeated(rule: NotRepeatedRule, event: Event, rs: RuleSet) -> Outcome:
     if not isinstance(event, ToolCallEvent) or not fnmatchcase(event.tool, rule.tool):
         return None
+    # A reviewed `reopen` rolls the completion back from the next turn on (as `completed_before`):
+    # ok calls up to the reopen's turn no longer make a later call a repeat.
+    since = max((t for t in rs.ledger.history(rule.key).reopened if t < event.turn), default=-1)
     earlier_ok = [args for tool, calls in rs.state.ok_calls_by_tool.items()
-                  if fnmatchcase(tool, rule.tool) for args in calls]
+                  if fnmatchcase(tool, rule.tool) for turn, args in calls if turn > since]
     completed = rs.ledger.history(rule.key).completed_before(event.turn)
     if not earlier_ok and not completed:
         return False, f"first {event.tool} call"

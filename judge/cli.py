@@ -10,14 +10,21 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from judge.errors import JudgeInputError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Grade multi-turn agent runs for state drift against a reviewed ledger.")
 # Reports are read in CI logs too: keep a readable width when stdout is not a terminal.
-out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 140)
-err = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=False, emoji=False,
+              width=None if sys.stdout.isatty() else 140)
+err = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
+
+
+def error_line(message: str) -> None:
+    """One line on stderr; the message is user data, never rich markup."""
+    err.print(Text.assemble(("error: ", "red"), message))
 
 
 def user_errors(fn):
@@ -27,9 +34,17 @@ def user_errors(fn):
         try:
             return fn(*args, **kwargs)
         except JudgeInputError as exc:
-            err.print(f"[red]error:[/] {exc}", markup=True, soft_wrap=True)
+            error_line(str(exc))
             raise typer.Exit(2) from None
     return wrapper
+
+
+def _refuse_overwriting_inputs(outputs: list[Optional[Path]], inputs: list[Path]) -> None:
+    """Nothing the user gave is overwritten: an output path that is an input is a usage error."""
+    given = {p.resolve() for p in inputs}
+    for path in outputs:
+        if path is not None and path.resolve() in given:
+            raise JudgeInputError("refusing to write a report over an input file", file=str(path))
 
 
 def _write(path: Path, text: str) -> None:
@@ -57,6 +72,7 @@ def grade(
     """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input."""
     from judge import api, report as render
 
+    _refuse_overwriting_inputs([json_path, junit, md], [scenario, *traces])
     judge_impl = None if judge == "none" else _make_judge(judge)
     result = api.grade_paths(scenario, traces, judge=judge_impl, floor=floor)
     if json_path:
@@ -84,7 +100,7 @@ def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check."
     errors = [i for i in issues if i.level == "error"]
     for issue in issues:
         colour = "red" if issue.level == "error" else "yellow"
-        out.print(f"[{colour}]{issue.level}:[/] {issue.render(str(scenario))}", soft_wrap=True)
+        out.print(Text.assemble((f"{issue.level}: ", colour), issue.render(str(scenario))), soft_wrap=True)
     if not issues:
         out.print(f"{scenario}: ok")
     raise typer.Exit(2 if errors else 0)

@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
+# Characters that would break a message over several lines (str.splitlines() breaks on all of them).
+_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """Escape line breaks and other control characters a file's content may put into a message."""
+    return _BREAKS.sub(lambda m: repr(m.group())[1:-1], text)
+
 
 class JudgeInputError(Exception):
     """Bad input: names the file, the line and the field where it can."""
@@ -22,7 +32,7 @@ class JudgeInputError(Exception):
                 where += f":{self.line}"
             where += ": "
         field = f"{self.field}: " if self.field else ""
-        return f"{where}{field}{self.message}"
+        return one_line(f"{where}{field}{self.message}")
 
 
 class FixtureError(JudgeInputError):

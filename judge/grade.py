@@ -250,6 +250,8 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
                                           {rid: r.check for rid, r in zip(rules.ids, rules.rules)})
     warnings = [f"safety-critical key {f.key!r} has no rule: the judge alone decided it"
                 for f in findings if f.unguarded]
+    warnings += [f"safety-critical key {f.key!r} has no rule and no judge looked at it"
+                 for f in findings if f.verdict == "unassessed" and f.sensitivity == "safety-critical"]
     return RunReport(
         run_id=reader.header.run_id, scenario=ledger.scenario.id, trace=name or reader.name,
         passed=passed and not (vetoed), eligible_for_release=not vetoed, quality_score=score,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge.errors import FixtureError
+from judge.errors import FixtureError, one_line
 from judge.model import Delta, LedgerEntry, Scenario
 
 USER_INSTRUCTION_CLASSES = {"goal", "constraint", "permission"}
@@ -39,6 +39,7 @@ class KeyHistory:
     completed: list[int] = field(default_factory=list)
     reopened: list[int] = field(default_factory=list)
     revoked_at: int | None = None
+    marks: list[tuple[int, str]] = field(default_factory=list)  # (turn, complete|reopen) in delta order
 
     def is_active(self, turn: int) -> bool:
         """A key guards from its source turn up to, not including, the turn that revokes it."""
@@ -64,11 +65,9 @@ class KeyHistory:
     def status_at(self, turn: int) -> str:
         if self.revoked_at is not None and turn >= self.revoked_at:
             return "revoked"
-        done = [t for t in self.completed if t <= turn]
-        again = [t for t in self.reopened if t <= turn]
-        if done and (not again or max(done) >= max(again)):
-            return "completed"
-        return "active"
+        # The last complete/reopen stated by `turn` decides, in delta order (both may share a turn).
+        marks = [op for t, op in self.marks if t <= turn]
+        return "completed" if marks and marks[-1] == "complete" else "active"
 
     def completed_before(self, turn: int) -> bool:
         """Completed in an earlier turn and not reopened since."""
@@ -97,7 +96,7 @@ class LintIssue:
 
     def render(self, file: str) -> str:
         where = f"{file}:{self.line}: " if self.line else f"{file}: "
-        return f"{where}{self.field + ': ' if self.field else ''}{self.message}"
+        return one_line(f"{where}{self.field + ': ' if self.field else ''}{self.message}")
 
 
 class ExpectedLedger:
@@ -182,10 +181,12 @@ def _apply_to_existing(delta: Delta, h: KeyHistory) -> str | None:
         if status == "completed":
             return f"{delta.key!r} is already completed; `reopen` it before completing again"
         h.completed.append(delta.turn)
+        h.marks.append((delta.turn, "complete"))
     elif delta.op == "reopen":
         if status != "completed":
             return f"`reopen` of {delta.key!r}, which is not completed at turn {delta.turn}"
         h.reopened.append(delta.turn)
+        h.marks.append((delta.turn, "reopen"))
     return None
 
 

@@ -32,7 +32,7 @@ class LedgerEntry(Strict):
     key: str = Field(min_length=1)
     class_: EntryClass = Field(alias="class")
     value: Any = None
-    source_turn: int = Field(ge=0)
+    source_turn: int = Field(ge=0, strict=True)
     persistence: Persistence = "task"
     sensitivity: Sensitivity = "normal"
     source: Source = "user"
@@ -42,7 +42,7 @@ class LedgerEntry(Strict):
 class Delta(Strict):
     """A reviewed transition of the ledger at one turn. `add` carries all the fields of a new entry."""
 
-    turn: int = Field(ge=0)
+    turn: int = Field(ge=0, strict=True)
     op: DeltaOp
     key: str = Field(min_length=1)
     value: Any = None
@@ -55,7 +55,7 @@ class Delta(Strict):
 
 
 class Checkpoint(Strict):
-    after_turn: int = Field(ge=0)
+    after_turn: int = Field(ge=0, strict=True)
     must_retain: list[str] = Field(default_factory=list)
     expect_completed: list[str] = Field(default_factory=list)
     description: str | None = None
@@ -174,7 +174,7 @@ class RunHeader(Strict):
 
 class _EventBase(Strict):
     id: str = Field(min_length=1)
-    turn: int = Field(ge=0)
+    turn: int = Field(ge=0, strict=True)
     ts: str | float | None = None
     span_id: str | None = None
     parent_span_id: str | None = None

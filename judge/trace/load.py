@@ -15,9 +15,11 @@ from pydantic import TypeAdapter, ValidationError
 
 from judge.errors import TraceError
 from judge.model import EVENT_KINDS, Event, RunHeader, ToolCallEvent, ToolResultEvent
-from judge.trace.redact import Redactor, redact_event_dict
+from judge.trace.redact import Redactor, line_needs_redaction, redact_event_dict
 
 _EVENT = TypeAdapter(Event)
+# The core validator behind `_EVENT.validate_json` (same defaults), without the per-call wrapper.
+_VALIDATE_JSON = _EVENT.validator.validate_json
 
 
 def _pydantic_message(exc: ValidationError) -> tuple[str, str]:
@@ -98,19 +100,34 @@ class TraceReader:
         seen_ids: set[str] = set()
         calls: dict[str, str] = {}
         last_turn = -1
+        validate_json, needs_redaction = _VALIDATE_JSON, line_needs_redaction
+        # The per-line work of `_event` and `_check_call_ids`, inlined for the common case: a text
+        # line with nothing to redact goes to pydantic's JSON parser straight (a blank or invalid
+        # line fails there and takes `_event`, which skips it or names the problem).
         for lineno, raw in self._lines:
-            event = self._event(lineno, raw)
+            event = None
+            if type(raw) is str and not needs_redaction(raw):
+                try:
+                    event = validate_json(raw)
+                except ValidationError:
+                    pass
             if event is None:
-                continue
-            if event.id in seen_ids:
-                raise self._error(lineno, "id", f"duplicate event id {event.id!r}")
-            seen_ids.add(event.id)
-            if event.turn < last_turn:
-                raise self._error(lineno, "turn", f"turn goes backwards ({event.turn} after {last_turn})")
-            last_turn = event.turn
-            self._check_call_ids(lineno, event, calls)
+                event = self._event(lineno, raw)
+                if event is None:
+                    continue
+            event_id = event.id
+            if event_id in seen_ids:
+                raise self._error(lineno, "id", f"duplicate event id {event_id!r}")
+            seen_ids.add(event_id)
+            turn = event.turn
+            if turn < last_turn:
+                raise self._error(lineno, "turn", f"turn goes backwards ({turn} after {last_turn})")
+            last_turn = turn
+            kind = event.kind
+            if kind == "tool-call" or kind == "tool-result":
+                self._check_call_ids(lineno, event, calls)
             self.events_read += 1
-            self.last_turn = event.turn
+            self.last_turn = turn
             yield event
 
     def _event(self, lineno: int, raw: Any) -> Event | None:
