@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from calibration.errors import CalibrationInputError
+
 CI_LEVEL = 0.95
 
 
@@ -27,8 +29,9 @@ class Interval(BaseModel):
 
 
 def check_n_boot(n_boot: int) -> int:
+    """A usable number of resamples, else an input error naming the setting."""
     if not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer; got {n_boot!r}")
+        raise CalibrationInputError(f"must be a positive integer; got {n_boot!r}", field="n_boot")
     return int(n_boot)
 
 

@@ -35,10 +35,10 @@ def check_probabilities(y_true: Sequence, y_prob: Sequence) -> tuple[np.ndarray,
         raise ValueError("no outcomes: y_true and y_prob are empty")
     bad = ~np.isin(outcome, (0.0, 1.0))
     if bad.any():
-        raise ValueError(f"y_true must be 0/1 (correct or not); got {outcome[bad][0]!r}")
+        raise ValueError(f"y_true must be 0/1 (correct or not); got {float(outcome[bad][0])!r}")
     bad = ~((prob >= 0.0) & (prob <= 1.0))
     if bad.any():
-        raise ValueError(f"y_prob must lie in [0, 1]; got {prob[bad][0]!r}")
+        raise ValueError(f"y_prob must lie in [0, 1]; got {float(prob[bad][0])!r}")
     return outcome, prob
 
 

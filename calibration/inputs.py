@@ -13,24 +13,16 @@ import json
 from pathlib import Path
 from typing import Any, Iterator, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from calibration.errors import CalibrationInputError
 
 Fingerprint = dict[str, Any] | str
 
 
-def _as_category(value: Any) -> Any:
-    """Categorical values may be written as strings, numbers or booleans; compare them as text."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return json.dumps(value)
-    return value
-
-
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    # Categorical labels may be written as numbers (LLMBar's 1 and 2): they are compared as text.
+    model_config = ConfigDict(extra="ignore", frozen=True, coerce_numbers_to_str=True)
     _file: str | None = PrivateAttr(default=None)
     _line: int | None = PrivateAttr(default=None)
 
@@ -49,20 +41,17 @@ class LabelRecord(_Record):
     label: str = Field(min_length=1)
     annotator: str = Field(min_length=1)
 
-    _category = field_validator("label", mode="before")(_as_category)
-
 
 class VerdictRecord(_Record):
     """One judge's verdict on one case. `confidence` is the judge's probability that its verdict is
     right; judges that give none (hard verdicts only) leave it out."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="ignore", frozen=True, coerce_numbers_to_str=True,
+                              allow_inf_nan=False)
 
     verdict: str = Field(min_length=1)
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     judge: Fingerprint
-
-    _category = field_validator("verdict", mode="before")(_as_category)
 
 
 RecordT = TypeVar("RecordT", LabelRecord, VerdictRecord)
@@ -88,21 +77,22 @@ def _parse_lines(file: Path, model: type[RecordT]) -> Iterator[RecordT]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CalibrationInputError(f"not valid JSON ({exc.msg})", file=str(file),
-                                        line=number) from exc
-        if not isinstance(data, dict):
-            raise CalibrationInputError("expected a JSON object", file=str(file), line=number)
-        try:
-            record = model.model_validate(data)
+            record = model.model_validate_json(line)  # parses and validates in one pass
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or None
-            raise CalibrationInputError(first["msg"], file=str(file), line=number,
-                                        field=field) from exc
+            raise _line_error(exc, file, number) from exc
         record._file, record._line = str(file), number
         yield record
+
+
+def _line_error(exc: ValidationError, file: Path, number: int) -> CalibrationInputError:
+    first = exc.errors()[0]
+    if first["type"] == "json_invalid":
+        return CalibrationInputError(f"not valid JSON ({first['ctx']['error']})", file=str(file),
+                                     line=number)
+    if first["type"] == "model_type":
+        return CalibrationInputError("expected a JSON object", file=str(file), line=number)
+    field = ".".join(str(part) for part in first["loc"]) or None
+    return CalibrationInputError(first["msg"], file=str(file), line=number, field=field)
 
 
 def _read(path: str | Path, model: type[RecordT], what: str) -> list[RecordT]:
@@ -143,9 +133,10 @@ def canonical_json(value: Any) -> str:
 
 
 def labels_sha256(labels: list[LabelRecord]) -> str:
-    """sha256 of the label set: every record's (case, label, annotator, key, evidence_event) as
-    canonical JSON, sorted, one per line. Other fields and the order of lines do not count."""
-    lines = sorted(canonical_json(record.model_dump(include={"case", "label", "annotator", "key",
-                                                             "evidence_event"}))
-                   for record in labels)
-    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+    """sha256 of the label set: the canonical JSON list of every record's
+    [case, label, annotator, key, evidence_event], sorted. Other fields and line order do not count."""
+    rows = [(r.case, r.label, r.annotator, r.key, r.evidence_event) for r in labels]
+    # A total order with None (JSON null) before any string in the optional columns.
+    rows.sort(key=lambda row: (row[0], row[1], row[2], row[3] is not None, row[3] or "",
+                               row[4] is not None, row[4] or ""))
+    return hashlib.sha256(canonical_json(rows).encode("utf-8")).hexdigest()

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+from sklearn.metrics import precision_recall_fscore_support
 
 from calibration.reference import Matched
 
@@ -62,10 +62,22 @@ def accuracy(y_true: Sequence, y_pred: Sequence) -> float:
     return float(np.mean(true == pred))
 
 
+def label_codes(values: Sequence, labels: Sequence[str]) -> np.ndarray:
+    """Each value's index in `labels`; a value not in `labels` is an error naming it."""
+    index = {label: i for i, label in enumerate(labels)}
+    try:
+        return np.fromiter((index[value] for value in np.asarray(values).tolist()), dtype=np.int64)
+    except KeyError as exc:
+        raise ValueError(f"label {exc.args[0]!r} is not one of {list(labels)}") from None
+
+
 def confusion(y_true: Sequence, y_pred: Sequence, *, labels: Sequence[str]) -> np.ndarray:
-    """Counts with rows = reference label, columns = verdict, both in `labels` order (sklearn)."""
+    """Counts with rows = reference label, columns = verdict, both in `labels` order; equals
+    sklearn.metrics.confusion_matrix (computed here to avoid its single-label warning)."""
     true, pred = check_pair(y_true, y_pred)
-    return confusion_matrix(true, pred, labels=list(labels))
+    k = len(labels)
+    cells = label_codes(true, labels) * k + label_codes(pred, labels)
+    return np.bincount(cells, minlength=k * k).reshape(k, k)
 
 
 def kappa_from_confusion(counts: np.ndarray) -> np.ndarray:

@@ -70,7 +70,7 @@ def certify(tpr: RateStat | None, tnr: RateStat | None, *, floor: float,
     """
     if not 0.0 < floor < 1.0:
         raise ValueError(f"floor must lie in (0, 1); got {floor!r}")
-    needed = cases_needed(floor, level=(tpr or tnr).level if (tpr or tnr) else CI_LEVEL)
+    needed = cases_needed(floor, level=next((s.level for s in (tpr, tnr) if s), CI_LEVEL))
     shortfalls = []
     for name, stat, side in (("TPR", tpr, f"'{positive}'"), ("TNR", tnr, f"non-'{positive}'")):
         if stat is None:

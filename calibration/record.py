@@ -21,7 +21,7 @@ from calibration.calibrators import Calibrator, fit_calibrator, review_threshold
 from calibration.confidence import (ReliabilityBin, brier_score, expected_calibration_error,
                                     reliability_bins)
 from calibration.errors import CalibrationInputError
-from calibration.inputs import (Fingerprint, LabelRecord, VerdictRecord, canonical_json,
+from calibration.inputs import (Fingerprint, LabelRecord, VerdictRecord,
                                 check_unique_cases, labels_sha256)
 from calibration.metrics import (ClassStats, Share, confusion, evidence_agreement, key_agreement,
                                  kappa_from_confusion, label_set, per_class)
@@ -89,9 +89,9 @@ def check_name(name: str) -> str:
 
 def single_fingerprint(verdicts: list[VerdictRecord]) -> Fingerprint:
     """The fingerprint all verdicts share; verdicts of two judges in one set are an error."""
-    first = canonical_json(verdicts[0].judge)
+    first = verdicts[0].judge
     for verdict in verdicts:
-        if canonical_json(verdict.judge) != first:
+        if verdict.judge != first:  # dict equality ignores key order, like canonical JSON
             raise CalibrationInputError(
                 f"verdicts of more than one judge: this fingerprint differs from case "
                 f"{verdicts[0].case!r}'s; calibrate one judge at a time", field="judge",
@@ -117,10 +117,7 @@ def _check_settings(target_precision: float, floor: float, n_boot: int) -> None:
                                     field="target_precision")
     if not 0.0 < floor < 1.0:
         raise CalibrationInputError(f"must lie in (0, 1); got {floor!r}", field="floor")
-    try:
-        check_n_boot(n_boot)
-    except ValueError as exc:
-        raise CalibrationInputError(str(exc), field="n_boot") from exc
+    check_n_boot(n_boot)
 
 
 def matched_or_error(labels: list[LabelRecord], verdicts: list[VerdictRecord]) -> Matched:

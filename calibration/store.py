@@ -21,12 +21,17 @@ def write_record(record: CalibrationRecord, out_dir: str | Path, name: str) -> t
     The JSON is written to a temporary file first, so a crash never leaves half a record."""
     check_name(name)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     json_path, png_path = out / f"{name}.json", out / f"{name}.png"
     partial = out / f".{name}.json.partial"
-    partial.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    os.replace(partial, json_path)
-    reliability_diagram(record.reliability, png_path, title=f"{name} (n={record.n})", ece=record.ece)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        partial.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        os.replace(partial, json_path)
+        reliability_diagram(record.reliability, png_path, title=f"{name} (n={record.n})",
+                            ece=record.ece)
+    except OSError as exc:
+        raise CalibrationInputError(f"cannot write: {exc.strerror}",
+                                    file=exc.filename or str(out)) from exc
     return json_path, png_path
 
 

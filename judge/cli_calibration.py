@@ -27,7 +27,8 @@ JsonOption = Annotated[Optional[Path], typer.Option("--json", help="Also write t
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
 NBootOption = Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.")]
 PositiveOption = Annotated[str, typer.Option("--positive", help="The class TPR/TNR are about.")]
-TwoVerdictsOption = Annotated[list[Path], typer.Option("--verdicts", help="Verdict JSONL; give it twice: A, then B.")]
+TwoVerdictsOption = Annotated[list[Path], typer.Option(
+    "--verdicts", help="Verdict JSONL; give it twice: judge A, then judge B.")]
 
 
 def _fail(message: str) -> typer.Exit:
@@ -104,7 +105,8 @@ def calibrate_command(
     out: Annotated[Path, typer.Option("--out", help="Folder for NAME.json and NAME.png.")],
     name: Annotated[str, typer.Option("--name", help="Record name (usually the judge's name).")],
     target_precision: Annotated[float, typer.Option("--target-precision")] = 0.95,
-    floor: Annotated[float, typer.Option("--floor", help="Certification floor for TPR/TNR lower bounds.")] = 0.80,
+    floor: Annotated[float, typer.Option(
+        "--floor", help="Certification floor for the 95% lower bounds of TPR and TNR.")] = 0.80,
     seed: SeedOption = 0,
     n_boot: NBootOption = 1000,
     positive: PositiveOption = "violated",
@@ -131,7 +133,8 @@ def calibrate_command(
          f"pairwise kappa {_num(ia.pairwise_kappa)} on {ia.n_cases} cases"),
         ("ECE", _num(r.ece), "10 equal-width bins"),
         ("Brier", _num(r.brier), ""),
-        ("calibrator", r.calibrator.kind if r.calibrator else "-", r.calibrator.reason if r.calibrator else "no confidences"),
+        ("calibrator", r.calibrator.kind if r.calibrator else "-",
+         r.calibrator.reason if r.calibrator else "no confidences"),
         ("review threshold", _num(r.review_threshold),
          f"coverage {_num(r.coverage)} at precision >= {r.target_precision}"),
     ]
@@ -166,7 +169,8 @@ def compare_command(labels: LabelsOption, verdicts: TwoVerdictsOption, seed: See
         ("kappa B - A", _num(result.kappa_difference), _ci(result.kappa_difference_ci) + " paired bootstrap"),
         ("McNemar exact p", _num(result.mcnemar.p_value, 4),
          f"only A right {result.mcnemar.only_a_right}, only B right {result.mcnemar.only_b_right}"),
-        ("flipped cases", str(len(result.flipped)), f"{fixed} fixed by B, {len(result.flipped) - fixed} broken"),
+        ("flipped cases", str(len(result.flipped)),
+         f"{fixed} fixed by B, {len(result.flipped) - fixed} broken"),
     ]
     console = _console()
     console.print(_table(f"{escape(str(second))} vs {escape(str(first))}", rows))
@@ -181,7 +185,8 @@ def compare_command(labels: LabelsOption, verdicts: TwoVerdictsOption, seed: See
 def estimate_command(
     labels: LabelsOption,
     verdicts: Annotated[Path, typer.Option("--verdicts", help="The judge's verdicts on the labelled cases.")],
-    unlabeled: Annotated[Path, typer.Option("--unlabeled", help="The same judge's verdicts on unlabelled cases.")],
+    unlabeled: Annotated[Path, typer.Option(
+        "--unlabeled", help="The same judge's verdicts on unlabelled cases.")],
     seed: SeedOption = 0, n_boot: NBootOption = 1000, positive: PositiveOption = "violated",
     json_path: JsonOption = None,
 ) -> None:

@@ -1,0 +1,55 @@
+"""File-level entry points (what `judge calibrate|compare|estimate|agreement` call). No printing:
+each reads JSONL label/verdict files or folders and returns a pydantic result model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from calibration.compare import Agreement, Comparison, agreement, compare_judges
+from calibration.inputs import read_labels, read_verdicts
+from calibration.prevalence import PrevalenceEstimate, estimate_prevalence
+from calibration.record import CalibrationRecord, calibrate
+from calibration.store import write_record
+
+
+class CalibrateResult(BaseModel):
+    """The record and where it was written (NAME.json and its reliability diagram NAME.png)."""
+
+    model_config = ConfigDict(extra="forbid")
+    record: CalibrationRecord
+    json_path: str
+    png_path: str
+
+
+def calibrate_files(labels_path: str | Path, verdicts_path: str | Path, out_dir: str | Path,
+                    name: str, *, target_precision: float = 0.95, floor: float = 0.80,
+                    seed: int = 0, n_boot: int = 1000, positive: str = "violated") -> CalibrateResult:
+    """Calibrate the judge of `verdicts_path` on `labels_path`; write out_dir/NAME.json and .png."""
+    record = calibrate(read_labels(labels_path), read_verdicts(verdicts_path), name=name,
+                       target_precision=target_precision, floor=floor, seed=seed, n_boot=n_boot,
+                       positive=positive)
+    json_path, png_path = write_record(record, out_dir, name)
+    return CalibrateResult(record=record, json_path=str(json_path), png_path=str(png_path))
+
+
+def compare_files(labels_path: str | Path, verdicts_a: str | Path, verdicts_b: str | Path, *,
+                  seed: int = 0, n_boot: int = 1000) -> Comparison:
+    """Judge B against judge A on the same labels: McNemar, kappa difference, flipped cases."""
+    return compare_judges(read_labels(labels_path), read_verdicts(verdicts_a),
+                          read_verdicts(verdicts_b), seed=seed, n_boot=n_boot)
+
+
+def estimate_files(labels_path: str | Path, verdicts_path: str | Path, unlabeled_path: str | Path,
+                   *, seed: int = 0, n_boot: int = 1000,
+                   positive: str = "violated") -> PrevalenceEstimate:
+    """Corrected violation rate of the unlabelled verdicts, from the judge's labelled TPR/TNR."""
+    return estimate_prevalence(read_labels(labels_path), read_verdicts(verdicts_path),
+                               read_verdicts(unlabeled_path), seed=seed, n_boot=n_boot,
+                               positive=positive)
+
+
+def agreement_files(verdicts_a: str | Path, verdicts_b: str | Path) -> Agreement:
+    """Self-consistency of two verdict sets on their shared cases."""
+    return agreement(read_verdicts(verdicts_a), read_verdicts(verdicts_b))
