@@ -27,7 +27,10 @@ def grade_paths(scenario: str | Path, traces: Iterable[str | Path | Any], *, jud
                 floor: float = 1.0) -> GradeReport:
     ledger = load_ledger(scenario)
     runs = [grade_trace(ledger, trace, judge=judge, floor=floor) for trace in traces]
-    fingerprint = judge.fingerprint() if judge is not None else None
+    fingerprint = None
+    if judge is not None:
+        name = getattr(getattr(judge, "config", None), "name", None)
+        fingerprint = {"name": name, **judge.fingerprint()} if name else judge.fingerprint()
     return GradeReport(judge=fingerprint, floor=floor, runs=runs)
 
 

@@ -60,8 +60,12 @@ def _write(path: Path, text: str) -> None:
 def grade(
     scenario: Path = typer.Argument(..., help="Scenario file (YAML or JSON): the reviewed ledger."),
     traces: list[Path] = typer.Argument(..., help="One or more JSONL traces of runs of that scenario."),
-    judge: str = typer.Option("none", "--judge", help="Judge for semantic keys: `none` (deterministic "
-                              "checks only) or a judge name from [tool.judge.judges]."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="Judge for semantic keys: `none` "
+                                        "(deterministic checks only) or a judge name from "
+                                        "[tool.judge.judges]; default: [tool.judge].default, else the "
+                                        "embedded offline judge `local`."),
+    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] "
+                                          "table (default: $JUDGE_CONFIG, else the nearest pyproject.toml)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
     md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report here (for a PR)."),
@@ -73,7 +77,7 @@ def grade(
     from judge import api, report as render
 
     _refuse_overwriting_inputs([json_path, junit, md], [scenario, *traces])
-    judge_impl = None if judge == "none" else _make_judge(judge)
+    judge_impl = None if judge == "none" else _make_judge(judge, config)
     result = api.grade_paths(scenario, traces, judge=judge_impl, floor=floor)
     if json_path:
         _write(json_path, render.to_json(result))
@@ -86,8 +90,11 @@ def grade(
     raise typer.Exit(api.exit_code(result))
 
 
-def _make_judge(name: str):
-    raise JudgeInputError(f"unknown judge {name!r}: only `none` is available in this build", field="--judge")
+def _make_judge(name: str | None, config_file: Path | None):
+    from judge.config import load_judge_config
+    from judge.judges.factory import make_judge
+
+    return make_judge(load_judge_config(name, config_file=config_file))
 
 
 @app.command("lint")

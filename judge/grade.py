@@ -18,7 +18,8 @@ from judge.ledger import ExpectedLedger
 from judge.merge import merge_key
 from judge.metrics import component_metrics, quality_score
 from judge.model import (
-    Checkpoint, CheckpointReport, Cost, Divergence, Event, Finding, Metrics, Recovery, RunReport,
+    Checkpoint, CheckpointReport, Cost, Divergence, Event, Finding, Metrics, Recovery, RunHeader,
+    RunReport,
 )
 from judge.trace import TraceReader
 
@@ -88,11 +89,17 @@ def _ledger_rows(ledger: ExpectedLedger, turn: int) -> tuple[LedgerRow, ...]:
                  for e in ledger.expected_ledger_at(turn))
 
 
-def _judge_request(window: Window, keys: list[str], ledger: ExpectedLedger, run_id: str) -> JudgeRequest:
-    return JudgeRequest(scenario_id=ledger.scenario.id, run_id=run_id,
+def _judge_request(window: Window, keys: list[str], ledger: ExpectedLedger, header: RunHeader) -> JudgeRequest:
+    """What the judge sees: the ledger at the checkpoint and the window's events, already redacted,
+    with the candidate's name, version and model masked (model-blind); never the run header."""
+    from judge.judges.render import blind_events
+
+    agent = header.agent
+    names = (agent.name, agent.version, agent.model) if agent is not None else ()
+    return JudgeRequest(scenario_id=ledger.scenario.id, run_id=header.run_id,
                         after_turn=window.checkpoint.after_turn, from_turn=window.from_turn,
                         keys=tuple(keys), ledger=_ledger_rows(ledger, window.checkpoint.after_turn),
-                        events=tuple(window.events))
+                        events=blind_events(window.events, names))
 
 
 def _stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
@@ -174,7 +181,7 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
     count = _stream_windows(reader, ledger, rules, judge is not None, acc.close)
     keys_by_window = [_window_keys(w, ledger, rules) for w in acc.windows]
     if judge is not None:
-        requests = [(w, _judge_request(w, keys, ledger, reader.header.run_id))
+        requests = [(w, _judge_request(w, keys, ledger, reader.header))
                     for w, keys in zip(acc.windows, keys_by_window) if keys and w.events]
         asyncio.run(_run_judge(judge, requests))
     checkpoints = [_checkpoint_report(w, keys, ledger, rules) for w, keys in zip(acc.windows, keys_by_window)]

@@ -72,11 +72,16 @@ class Prompt:
 
     def render(self, context: dict[str, Any]) -> list[dict[str, str]]:
         """Chat messages of this prompt rendered with `context` (a missing variable is an error)."""
+        from jinja2 import TemplateError
+
         messages = []
-        for role, template in _split_roles(self.body):
-            text = _environment().from_string(template).render(**context).strip()
-            if text:
-                messages.append({"role": role, "content": text})
+        try:
+            for role, template in _compiled(self.body):
+                text = template.render(**context).strip()
+                if text:
+                    messages.append({"role": role, "content": text})
+        except TemplateError as exc:
+            raise ConfigError(f"prompt {self.ref} does not render: {exc}", file=str(self.path)) from exc
         return messages
 
 
@@ -171,6 +176,18 @@ def _split_roles(body: str) -> list[tuple[str, str]]:
 
 
 _ENV = None
+_COMPILED: dict[str, list[tuple[str, Any]]] = {}
+
+
+def _compiled(body: str) -> list[tuple[str, Any]]:
+    """The body's (role, compiled template) pairs; compiled once per distinct body."""
+    found = _COMPILED.get(body)
+    if found is None:
+        found = [(role, _environment().from_string(text)) for role, text in _split_roles(body)]
+        if len(_COMPILED) > 256:
+            _COMPILED.clear()
+        _COMPILED[body] = found
+    return found
 
 
 def _environment():

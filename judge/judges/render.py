@@ -2,9 +2,12 @@
 
 - `blind` masks the candidate's identity (names the grader passes from the run header, and common
   model family names) inside trace text; the run header itself never reaches a judge.
-- Every event becomes one line `<id> t<turn> <kind>: <content>` inside a `<trace_data>` block. Newlines
-  in content are escaped, so a planted line cannot pose as another event, and any fence tag inside
-  content (`</trace_data>`, `<event>`...) is escaped, so planted text cannot close the fence.
+- Every event becomes one line inside a `<trace_data>` block: `e1 t1 user: <text>`,
+  `e3 t2 call run_tests(browser: firefox) -> e4 ok: passed: 20` (a result directly following its call
+  shares the call's line), `e5 t3 state-write key = value`, `e6 t8 summary (compaction): <text>`. This
+  compact form costs about half the tokens of the JSONL. Newlines in content are escaped, so a planted
+  line cannot pose as another event, and fence tags inside content (`</trace_data>`...) are escaped,
+  so planted text cannot close the fence.
 - `build_windows` splits a slice whose rendered request would exceed the token budget into parts
   that are judged separately (see `judge.judges.merge`).
 """
@@ -20,6 +23,7 @@ from judge.judges.base import JudgeRequest, LedgerRow
 from judge.model import Event
 from judge.prompts import Prompt
 
+RENDER_VERSION = 1  # bump when what a judge sees changes: it is part of the judge fingerprint
 MASK = "[model]"
 FENCE_TAGS = ("trace_data", "summary_data", "ledger_data", "event")
 _FENCE_RE = re.compile(r"<(\s*/?\s*(?:%s)\b)" % "|".join(FENCE_TAGS), re.IGNORECASE)
@@ -41,6 +45,8 @@ TextCounter = Callable[[str], int]
 
 def _name_pattern(name: str) -> str:
     core = re.escape(name)
+    if name[0].isdigit():  # a version: "v1.4.2" and "bot-1.4.2" mask, "11.4.2" and "1.4.20" do not
+        return r"(?<![\d.])" + core + r"(?!\d|\.\d)"
     left = r"(?<![\w])" if re.match(r"\w", name) else ""
     right = r"(?![\w])" if re.search(r"\w$", name) else ""
     return left + core + right
@@ -64,10 +70,9 @@ def _names_regex(names: Iterable[str | None]) -> re.Pattern[str] | None:
 
 def blind(text: str, names: Iterable[str | None] = ()) -> str:
     """Replace the given names (agent name, version, model) and model family names with `[model]`."""
+    text = _FAMILY_RE.sub(MASK, text)  # first, so "gpt-4.1-mini" goes whole even when "gpt-4.1" is a name
     pattern = _names_regex(names)
-    if pattern is not None:
-        text = pattern.sub(MASK, text)
-    return _FAMILY_RE.sub(MASK, text)
+    return pattern.sub(MASK, text) if pattern is not None else text
 
 
 def blind_value(value: Any, names: Iterable[str | None] = ()) -> Any:
@@ -121,40 +126,55 @@ def compact(value: Any) -> str:
     return _scalar(value)
 
 
-def event_line(event: Event, previous: Event | None = None) -> str:
-    """One event as one escaped, blinded line."""
-    head = f"{event.id} t{event.turn}"
+def _content(event: Event, follows_call: bool = False) -> str:
     kind = event.kind
     if kind in ("user", "assistant"):
-        body = f"{kind}: {event.text}"
-    elif kind == "summary":
+        return f"{kind}: {event.text}"
+    if kind == "summary":
         to = f" to {event.to}" if event.to else ""
-        body = f"summary ({event.reason}{to}): {event.text}"
-    elif kind == "tool-call":
-        body = f"call {event.tool}({compact(event.args)})"
-    elif kind == "tool-result":
-        follows_call = (previous is not None and previous.kind == "tool-call"
-                        and previous.call_id == event.call_id)
+        return f"summary ({event.reason}{to}): {event.text}"
+    if kind == "tool-call":
+        return f"call {event.tool}({compact(event.args)})"
+    if kind == "tool-result":
         label = "" if follows_call else f"result of {event.tool or 'call ' + event.call_id} "
         result = compact(event.result)
-        body = f"{label}{event.status}" + (f": {result}" if result else "")
-    elif kind == "state-write":
-        body = f"state-write {event.key} = {_scalar(event.value)}"
-    else:  # pragma: no cover - the Event union is closed
-        body = f"{kind}: {compact(event.model_dump(exclude={'id', 'turn', 'kind'}))}"
-    return escape_data(blind(f"{head} {body}"))
+        return f"{label}{event.status}" + (f": {result}" if result else "")
+    if kind == "state-write":
+        return f"state-write {event.key} = {_scalar(event.value)}"
+    return f"{kind}: {compact(event.model_dump(exclude={'id', 'turn', 'kind'}))}"  # pragma: no cover
 
 
-def event_lines(events: Sequence[Event]) -> list[str]:
-    return [event_line(e, events[i - 1] if i else None) for i, e in enumerate(events)]
+def _answers(call: Event, event: Event) -> bool:
+    return (call.kind == "tool-call" and event.kind == "tool-result" and call.call_id == event.call_id
+            and call.turn == event.turn)
+
+
+def event_lines(events: Sequence[Event]) -> list[tuple[str, tuple[Event, ...]]]:
+    """One escaped, blinded line per event, `<id> t<turn> <content>`; a tool result that directly
+    follows its call in the same turn joins the call's line as `-> <id> <status>: <result>`."""
+    lines: list[tuple[str, tuple[Event, ...]]] = []
+    i = 0
+    while i < len(events):
+        event = events[i]
+        text = f"{event.id} t{event.turn} {_content(event)}"
+        group: tuple[Event, ...] = (event,)
+        if i + 1 < len(events) and _answers(event, events[i + 1]):
+            result = events[i + 1]
+            text += f" -> {result.id} {_content(result, follows_call=True)}"
+            group += (result,)
+        lines.append((escape_data(blind(text)), group))
+        i += len(group)
+    return lines
 
 
 def ledger_line(row: LedgerRow) -> str:
-    status = row.status if row.status != "active" else f"active since t{row.source_turn}"
-    line = f"- {row.key} ({row.class_}, {row.sensitivity}, {row.persistence}): {_scalar(row.value)} [{status}]"
+    """`key (class, sensitivity): value`, then the status unless active, superseded values and the
+    description."""
+    line = f"{row.key} ({row.class_}, {row.sensitivity}): {_scalar(row.value)}"
+    if row.status != "active":
+        line += f" [{row.status}]"
     if row.superseded:
-        old = "; ".join(f"{_scalar(v)} until t{t}" for v, t in row.superseded)
-        line += f" superseded: {old}"
+        line += " [superseded: " + "; ".join(f"{_scalar(v)} until t{t}" for v, t in row.superseded) + "]"
     if row.description:
         line += f" ({row.description})"
     return escape_data(line)
@@ -208,11 +228,13 @@ def _group(costs: Sequence[int], room: int) -> list[list[int]]:
     return groups
 
 
-def _window_messages(prompt: Prompt, request: JudgeRequest, events: Sequence[Event], lines: Sequence[str],
-                     part: int, parts: int) -> list[dict[str, str]]:
+def _window_messages(prompt: Prompt, request: JudgeRequest, groups: Sequence[tuple[str, tuple[Event, ...]]],
+                     part: int, parts: int) -> tuple[tuple[Event, ...], list[dict[str, str]]]:
+    events = tuple(e for _, group in groups for e in group)
     first = request.from_turn if part == 1 or not events else events[0].turn
     last = request.after_turn if part == parts or not events else events[-1].turn
-    return prompt.render(context(request, lines, part=part, parts=parts, from_turn=first, to_turn=last))
+    lines = [line for line, _ in groups]
+    return events, prompt.render(context(request, lines, part=part, parts=parts, from_turn=first, to_turn=last))
 
 
 def fixed_overhead(prompt: Prompt, request: JudgeRequest, count: TokenCounter) -> int:
@@ -223,35 +245,46 @@ def fixed_overhead(prompt: Prompt, request: JudgeRequest, count: TokenCounter) -
 def build_windows(prompt: Prompt, request: JudgeRequest, *, budget: int, count: TokenCounter,
                   count_text: TextCounter) -> list[Window]:
     """One window when the whole request fits `budget` tokens, else consecutive parts of the slice,
-    each within budget (an event too long for any window is truncated, and counted as such)."""
-    events = list(request.events)
-    lines = event_lines(events)
-    whole = _window_messages(prompt, request, events, lines, 1, 1)
+    each within budget (a line too long for any window is truncated, and counted as such)."""
+    lines = event_lines(list(request.events))
+    events, whole = _window_messages(prompt, request, lines, 1, 1)
     total = count(whole)
     if total <= budget:
-        return [Window(1, 1, tuple(events), whole, total)]
+        return [Window(1, 1, events, whole, total)]
     room = max(budget - fixed_overhead(prompt, request, count), 100)
     costs, cut = [], set()
-    for i, line in enumerate(lines):
+    for i, (line, group) in enumerate(lines):
         cost = count_text(line) + 1
         if cost > room:
-            lines[i] = _truncate(line, cost, room, count_text)
-            cost = count_text(lines[i]) + 1
+            lines[i] = (_truncate(line, cost, room, count_text), group)
+            cost = count_text(lines[i][0]) + 1
             cut.add(i)
         costs.append(cost)
     groups = _group(costs, room)
     while True:
         windows, split = [], None
         for part, idx in enumerate(groups, start=1):
-            msgs = _window_messages(prompt, request, [events[i] for i in idx], [lines[i] for i in idx],
-                                    part, len(groups))
+            events, msgs = _window_messages(prompt, request, [lines[i] for i in idx], part, len(groups))
             tokens = count(msgs)
             if tokens > budget and len(idx) > 1:
                 split = part - 1
                 break
-            windows.append(Window(part, len(groups), tuple(events[i] for i in idx), msgs, tokens,
-                                  len(cut.intersection(idx))))
+            windows.append(Window(part, len(groups), events, msgs, tokens, len(cut.intersection(idx))))
         if split is None:
             return windows
         half = len(groups[split]) // 2
         groups[split:split + 1] = [groups[split][:half], groups[split][half:]]
+
+
+def summary_audit_context(after_turn: int, keys: Sequence[str], ledger: Sequence[LedgerRow], summary: Event,
+                          names: Iterable[str | None] = ()) -> dict[str, Any]:
+    """The template variables of a `summary-audit` prompt (see prompts/summary-audit/v1.md)."""
+    return {
+        "after_turn": after_turn,
+        "keys": list(keys),
+        "ledger": [ledger_line(r) for r in ledger],
+        "summary_id": escape_data(summary.id),
+        "summary_turn": summary.turn,
+        "reason": getattr(summary, "reason", "compaction"),
+        "summary": escape_data(blind(getattr(summary, "text", ""), names)),
+    }

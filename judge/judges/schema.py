@@ -8,6 +8,7 @@ with the validation error when an answer breaks it.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Literal, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
@@ -49,7 +50,23 @@ def _literal(values: Sequence[str]) -> Any:
 
 
 def verdict_model(keys: Sequence[str], event_ids: Sequence[str]) -> type[BaseModel]:
-    """The answer model for one request (one window of one checkpoint)."""
+    """The answer model for one request (one window of one checkpoint); built once per distinct
+    (keys, event ids), since creating a pydantic model costs about a millisecond."""
+    return _verdict_model(tuple(keys), tuple(event_ids))
+
+
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON Schema, computed once per model class."""
+    return _json_schema(model)
+
+
+@lru_cache(maxsize=1024)
+def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
+@lru_cache(maxsize=1024)
+def _verdict_model(keys: tuple[str, ...], event_ids: tuple[str, ...]) -> type[BaseModel]:
     evidence: Any = Optional[_literal(event_ids)] if event_ids else Optional[Literal[None]]  # type: ignore[valid-type]
     finding = create_model(
         "Finding",

@@ -1,0 +1,24 @@
+"""Build the judge a configuration names. Backends are imported only when used (litellm and
+sentence-transformers take seconds to import)."""
+
+from __future__ import annotations
+
+from judge.config import JudgeConfig
+from judge.errors import ConfigError
+from judge.judges.base import Judge
+
+
+def make_judge(config: JudgeConfig) -> Judge:
+    if config.backend == "llm":
+        from judge.judges.llm import LLMJudge
+
+        return LLMJudge(config)
+    if config.backend == "replay":
+        from judge.judges.replay import ReplayJudge
+
+        return ReplayJudge.from_config(config)
+    if config.backend == "embedding":
+        from judge.judges.embedding import EmbeddingJudge
+
+        return EmbeddingJudge(config)
+    raise ConfigError(f"unknown judge backend {config.backend!r}")  # pragma: no cover - config validates

@@ -1,0 +1,192 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for real-HTTP judge tests.
+
+`ScriptedLLM` answers `POST /v1/chat/completions` from a queue of `Reply`s (status, tool-call arguments
+or content, delay); with the queue empty it answers `auto_answer` (every asked key upheld, read from
+the request's JSON Schema). Every request body is logged. `start_server()` runs uvicorn in a daemon
+thread on a free port; the `llm_server` fixture shares one server per test session and resets it
+before each use. Benchmarks import this module too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pytest
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    args: Any = None  # tool-call arguments: a dict (sent as JSON) or a raw string (sent as is)
+    content: str | None = None  # plain content instead of a tool call
+    delay_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _schema_enums(schema: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The asked keys and the shown event ids, read back from a verdict model's JSON Schema."""
+    finding = next(iter(schema.get("$defs", {}).values()), {})
+    props = finding.get("properties", {})
+    keys = props.get("key", {}).get("enum", [])
+    ids: list[str] = []
+    for option in props.get("evidence_event", {}).get("anyOf", []):
+        ids += [i for i in option.get("enum", []) if i is not None]
+    return keys, ids
+
+
+def request_schema(body: dict[str, Any]) -> dict[str, Any]:
+    tools = body.get("tools") or []
+    if tools:
+        return tools[0]["function"]["parameters"]
+    fmt = body.get("response_format") or {}
+    return (fmt.get("json_schema") or {}).get("schema", {})
+
+
+def auto_answer(body: dict[str, Any]) -> Reply:
+    keys, _ = _schema_enums(request_schema(body))
+    return Reply(args={"findings": [
+        {"key": k, "verdict": "upheld", "evidence_event": None, "confidence": 0.9, "rationale": "kept"}
+        for k in keys]})
+
+
+class ScriptedLLM:
+    def __init__(self) -> None:
+        self.script: deque[Reply | Callable[[dict], Reply]] = deque()
+        self.bodies: list[dict[str, Any]] = []
+        self.default: Callable[[dict], Reply] = auto_answer
+        self.default_delay_s = 0.0
+        self.lock = threading.Lock()
+        self.port = 0
+        self.generation = 0  # bumped by reset: requests left over from an earlier test do not count
+        self.in_flight: dict[int, int] = {}
+        self.max_in_flight = 0
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def reset(self, *replies: Reply | Callable[[dict], Reply]) -> "ScriptedLLM":
+        with self.lock:
+            self.script = deque(replies)
+            self.bodies = []
+            self.default = auto_answer
+            self.default_delay_s = 0.0
+            self.max_in_flight = 0
+            self.generation += 1
+        return self
+
+    def next_reply(self, body: dict[str, Any]) -> Reply:
+        with self.lock:
+            self.bodies.append(body)
+            item = self.script.popleft() if self.script else None
+        if item is None:
+            reply = self.default(body)
+            reply.delay_s = reply.delay_s or self.default_delay_s
+            return reply
+        return item(body) if callable(item) else item
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    prompt_tokens = len(json.dumps(body.get("messages", []))) // 4
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    if reply.content is not None:
+        message["content"] = reply.content
+        text = reply.content
+    else:
+        text = reply.args if isinstance(reply.args, str) else json.dumps(reply.args)
+        if body.get("tools"):
+            message["tool_calls"] = [{"id": "call_1", "type": "function", "function": {
+                "name": body["tools"][0]["function"]["name"], "arguments": text}}]
+        else:
+            message["content"] = text
+    return {
+        "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
+        "model": body.get("model", "test"),
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4,
+                  "total_tokens": prompt_tokens + len(text) // 4},
+    }
+
+
+def make_app(llm: ScriptedLLM):
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions")
+    @app.post("/chat/completions")
+    async def chat(request: Request):
+        body = await request.json()
+        reply = llm.next_reply(body)
+        gen = llm.generation  # the server runs one event loop: no lock needed here
+        llm.in_flight[gen] = llm.in_flight.get(gen, 0) + 1
+        llm.max_in_flight = max(llm.max_in_flight, llm.in_flight[gen])
+        try:
+            if reply.delay_s:
+                await asyncio.sleep(reply.delay_s)
+        finally:
+            llm.in_flight[gen] -= 1
+        if reply.status != 200:
+            return JSONResponse({"error": {"message": f"scripted {reply.status}", "type": "server_error",
+                                           "code": reply.status}},
+                                status_code=reply.status, headers=reply.headers)
+        return JSONResponse(_completion(body, reply), headers=reply.headers)
+
+    return app
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server() -> ScriptedLLM:
+    import uvicorn
+
+    llm = ScriptedLLM()
+    llm.port = _free_port()
+    config = uvicorn.Config(make_app(llm), host="127.0.0.1", port=llm.port, log_level="error",
+                            lifespan="off", access_log=False, timeout_keep_alive=30)
+    server = uvicorn.Server(config)
+    threading.Thread(target=server.run, daemon=True, name="scripted-llm").start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("scripted LLM server did not start")
+        time.sleep(0.01)
+    return llm
+
+
+_SERVER: ScriptedLLM | None = None
+
+
+@pytest.fixture
+def llm_server() -> ScriptedLLM:
+    global _SERVER
+    if _SERVER is None:
+        _SERVER = start_server()
+    return _SERVER.reset()
+
+
+def main() -> None:
+    """`python tests/llm_server.py [DELAY_S]`: serve (auto answers after DELAY_S) until killed; prints
+    the port once listening. Benchmarks run it in a separate process so it does not share their GIL."""
+    import sys
+
+    llm = start_server()
+    llm.default_delay_s = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
+    print(llm.port, flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
