@@ -100,10 +100,24 @@ def _table(title: str, rows: list[tuple[str, str, str]]) -> Table:
 
 @_input_errors_exit_2
 def calibrate_command(
-    labels: LabelsOption,
-    verdicts: Annotated[Path, typer.Option("--verdicts", help="The judge's verdict JSONL file.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for NAME.json and NAME.png.")],
-    name: Annotated[str, typer.Option("--name", help="Record name (usually the judge's name).")],
+    labels: Annotated[Optional[Path], typer.Option(
+        "--labels", help="Label JSONL file, or a folder of them (default: labels/ beside pyproject.toml).")] = None,
+    verdicts: Annotated[Optional[Path], typer.Option(
+        "--verdicts", help="A verdict JSONL file of any judge (instead of --judge).")] = None,
+    judge: Annotated[Optional[str], typer.Option(
+        "--judge", help="Run this configured judge over the labelled ledger cases (through the cache).")] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help="Folder for NAME.json and NAME.png (default: calibration/records).")] = None,
+    name: Annotated[Optional[str], typer.Option(
+        "--name", help="Record name (default: the judge's name).")] = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="Exit 1 when the judge's current fingerprint or the label set has no matching "
+        "record (stale), naming what changed.")] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", help="TOML holding [tool.judge].")] = None,
+    scenarios: Annotated[list[Path], typer.Option(
+        "--scenarios", help="Folders to look for scenario files in (besides each trace's folder).")] = [],
+    verdicts_out: Annotated[Optional[Path], typer.Option(
+        "--verdicts-out", help="With --judge: also keep the verdicts it produced (JSONL).")] = None,
     target_precision: Annotated[float, typer.Option("--target-precision")] = 0.95,
     floor: Annotated[float, typer.Option(
         "--floor", help="Certification floor for the 95% lower bounds of TPR and TNR.")] = 0.80,
@@ -112,9 +126,37 @@ def calibrate_command(
     positive: PositiveOption = "violated",
     json_path: JsonOption = None,
 ) -> None:
-    """Measure a judge's verdicts against human labels and write its calibration record."""
-    from calibration.api import calibrate_files
+    """Measure a judge against human labels and write its calibration record (NAME.json, NAME.png).
 
+    With --verdicts: any judge's recorded verdicts. With --judge: run that judge over the labelled
+    ledger cases first. With --check: only say whether the judge's record is still valid."""
+    from calibration.api import calibrate_files
+    from judge.calibrate_run import check_calibration, judge_verdicts_for_labels, records_dir
+    from judge.config import load_judge_config, project_root
+    from judge.judges.factory import make_judge
+
+    root = project_root()
+    labels = labels or ((root / "labels") if root is not None else Path("labels"))
+    out = out or records_dir(root)
+    if check:
+        cfg = load_judge_config(judge, config_file=config)
+        reasons = check_calibration(make_judge(cfg).fingerprint(), out, name or cfg.name, labels)
+        console = _console()
+        if reasons:
+            console.print(f"calibration of judge {escape(cfg.name)} is stale:")
+            for reason in reasons:
+                console.print(f"  - {escape(reason)}")
+            raise typer.Exit(1)
+        console.print(f"calibration of judge {escape(cfg.name)} is current ({out})")
+        return
+    if (verdicts is None) == (judge is None):
+        raise _fail("give exactly one of --verdicts FILE or --judge NAME")
+    if judge is not None:
+        cfg = load_judge_config(judge, config_file=config)
+        name = name or cfg.name
+        verdicts = _run_judge_over_labels(labels, make_judge(cfg), scenarios, verdicts_out, out, name)
+    if name is None:
+        raise _fail("give --name for a record made from --verdicts")
     result = calibrate_files(labels, verdicts, out, name, target_precision=target_precision,
                              floor=floor, seed=seed, n_boot=n_boot, positive=positive)
     _write_json(result, json_path)
@@ -218,6 +260,32 @@ def agreement_command(verdicts: TwoVerdictsOption, json_path: JsonOption = None)
         ("Cohen's kappa", _num(result.cohen_kappa), ""),
     ]
     _console().print(_table("agreement", rows))
+
+
+def _run_judge_over_labels(labels: Path, judge: Any, scenarios: list[Path], keep: Path | None,
+                           out: Path, name: str) -> Path:
+    """Grade every labelled trace with the judge (progress bar) and write its verdict JSONL."""
+    import json
+
+    from rich.progress import Progress
+
+    from judge.calibrate_run import judge_verdicts_for_labels
+
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("judging labelled traces", total=None)
+        run = judge_verdicts_for_labels(labels, judge, scenarios=scenarios,
+                                        progress=lambda done, total: progress.update(task, completed=done,
+                                                                                     total=total))
+    path = keep or (out / f"{name}.verdicts.jsonl")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(v) + "\n" for v in run.verdicts), encoding="utf-8")
+    console = _console()
+    if run.judge_errors:
+        console.print(f"{len(run.judge_errors)} judge errors (unscored, left out): "
+                      f"{', '.join(run.judge_errors[:5])}")
+    if run.missing:
+        console.print(f"{len(run.missing)} labelled cases the grade did not ask about: {', '.join(run.missing[:5])}")
+    return path
 
 
 def register(app: typer.Typer) -> None:

@@ -150,3 +150,19 @@ def load_judge_config(name: str | None = None, *, config_file: str | Path | None
                           file=str(path) if path else None)
     raw, source = judges[name]
     return _build(name, raw, source)
+
+
+class GradePolicy(BaseModel):
+    """`[tool.judge]` settings that decide what a stale calibration or a review mark does."""
+
+    stale: Literal["warn", "error"] = "warn"
+    review: Literal["report", "fail"] = "report"
+
+
+def grade_policy(*, config_file: str | Path | None = None) -> GradePolicy:
+    table = _judge_table(config_source(config_file))
+    try:
+        return GradePolicy(stale=table.get("stale", "warn"), review=table.get("review", "report"))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(err["msg"], field=f"tool.judge.{err['loc'][0]}") from None

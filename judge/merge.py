@@ -36,6 +36,7 @@ def merge_key(*, key: str, class_: str, sensitivity: str, turn: int, determinist
         return merged.model_copy(update={"overridden": disagree})
     if judged.verdict == "violated" and deterministic.verdict != "violated":
         # A semantic violation the rules cannot see stands on a non-safety key.
-        return merged.model_copy(update=dict(verdict="violated", source="judge",
-                                             evidence_event=judged.evidence_event, turn=judge_turn))
+        return merged.model_copy(update=dict(verdict="violated", source="judge", rule=None,
+                                             evidence_event=judged.evidence_event, turn=judge_turn,
+                                             detail=f"rule said {deterministic.verdict}: {deterministic.detail}"))
     return merged

@@ -34,7 +34,7 @@ def _finding_note(f: Finding, *, brief: bool = False) -> str:
     quiet = brief and f.verdict in ("upheld", "not-exercised", "unassessed") and not (
         f.disagreement or f.unguarded)
     parts = [] if quiet else [f.detail or ""]
-    if f.judge_verdict and f.source == "deterministic":
+    if f.judge_verdict and f.source == "deterministic" and (f.disagreement or not brief):
         parts.append(f"judge said {f.judge_verdict}" + (" (overridden)" if f.overridden else ""))
     if f.rationale and f.source == "judge":
         parts.append(f.rationale)
