@@ -168,8 +168,22 @@ class RunHeader(Strict):
     run_id: str = Field(min_length=1)
     scenario: str = Field(min_length=1)
     trace_id: str | None = None
+    task_id: str | None = None
     agent: AgentInfo | None = None
+    tool_schema_sha256: str | None = Field(default=None, description="hash of the tool schemas the agent saw")
+    redaction: str | None = Field(default=None, description="redaction level applied by the recorder")
+    retention: str | None = Field(default=None, description="retention note, e.g. '30 days, then deleted'")
     metadata: dict[str, Any] | None = None
+
+
+class EventMeta(Strict):
+    """Optional facts about how an event was produced (the model call behind it)."""
+
+    model: str | None = None
+    prompt_version: str | None = None
+    finish_reason: str | None = None
+    latency_ms: float | None = Field(default=None, ge=0)
+    usage: dict[str, int] | None = None
 
 
 class _EventBase(Strict):
@@ -178,6 +192,7 @@ class _EventBase(Strict):
     ts: str | float | None = None
     span_id: str | None = None
     parent_span_id: str | None = None
+    meta: EventMeta | None = None
 
 
 class UserEvent(_EventBase):
@@ -218,11 +233,24 @@ class SummaryEvent(_EventBase):
     to: str | None = None
 
 
+class SnapshotEvent(_EventBase):
+    """A reference to an environment state (page, order, file) and a small digest of it, taken
+    before or after an action."""
+
+    kind: Literal["snapshot"]
+    ref: str = Field(min_length=1, description="where the full state lives (URI, path, object id)")
+    phase: Literal["before", "after"] | None = None
+    call_id: str | None = Field(default=None, description="the tool call the snapshot brackets")
+    digest: str | None = Field(default=None, description="e.g. sha256 of the state")
+    state: dict[str, Any] | None = Field(default=None, description="a few fields of the state")
+
+
 Event = Annotated[
-    Union[UserEvent, AssistantEvent, ToolCallEvent, ToolResultEvent, StateWriteEvent, SummaryEvent],
+    Union[UserEvent, AssistantEvent, ToolCallEvent, ToolResultEvent, StateWriteEvent, SummaryEvent,
+          SnapshotEvent],
     Field(discriminator="kind"),
 ]
-EVENT_KINDS = ("user", "assistant", "tool-call", "tool-result", "state-write", "summary")
+EVENT_KINDS = ("user", "assistant", "tool-call", "tool-result", "state-write", "summary", "snapshot")
 
 
 # ---------------------------------------------------------------- judge verdict
@@ -345,6 +373,8 @@ SCHEMAS: dict[str, type[BaseModel] | Any] = {
     "tool-result": ToolResultEvent,
     "state-write": StateWriteEvent,
     "summary": SummaryEvent,
+    "snapshot": SnapshotEvent,
+    "event-meta": EventMeta,
     "judge-verdict": JudgeVerdict,
     "grade-report": GradeReport,
 }

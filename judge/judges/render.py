@@ -87,7 +87,7 @@ def blind_value(value: Any, names: Iterable[str | None] = ()) -> Any:
     return value
 
 
-_BLINDED_FIELDS = ("text", "args", "result", "value", "to")
+_BLINDED_FIELDS = ("text", "args", "result", "value", "to", "state", "ref")
 
 
 def blind_events(events: Iterable[Event], names: Iterable[str | None] = ()) -> tuple[Event, ...]:
@@ -98,6 +98,7 @@ def blind_events(events: Iterable[Event], names: Iterable[str | None] = ()) -> t
     for event in events:
         update = {f: blind_value(getattr(event, f), names) for f in _BLINDED_FIELDS
                   if getattr(event, f, None) is not None}
+        update["meta"] = None  # the model behind an event is the candidate's identity: never shown
         out.append(event.model_copy(update=update))
     return tuple(out)
 
@@ -141,7 +142,8 @@ def _content(event: Event, follows_call: bool = False) -> str:
         return f"{label}{event.status}" + (f": {result}" if result else "")
     if kind == "state-write":
         return f"state-write {event.key} = {_scalar(event.value)}"
-    return f"{kind}: {compact(event.model_dump(exclude={'id', 'turn', 'kind'}))}"  # pragma: no cover
+    hidden = {"id", "turn", "kind", "meta", "ts", "span_id", "parent_span_id"}
+    return f"{kind}: {compact(event.model_dump(exclude=hidden, exclude_none=True))}"
 
 
 def _answers(call: Event, event: Event) -> bool:
