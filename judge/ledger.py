@@ -40,12 +40,16 @@ class KeyHistory:
     reopened: list[int] = field(default_factory=list)
     revoked_at: int | None = None
     marks: list[tuple[int, str]] = field(default_factory=list)  # (turn, complete|reopen) in delta order
+    ends_at: int | None = None  # `session` persistence: the first turn of the next session
 
     def is_active(self, turn: int) -> bool:
-        """A key guards from its source turn up to, not including, the turn that revokes it."""
+        """A key guards from its source turn up to, not including, the turn that revokes it (or,
+        for `session` persistence, the first turn of the next session)."""
         if turn < self.introduced:
             return False
         if self.revoked_at is not None and turn >= self.revoked_at:
+            return False
+        if self.ends_at is not None and turn >= self.ends_at:
             return False
         if self.persistence == "turn":
             return turn == self.introduced
@@ -209,6 +213,7 @@ def lint(scenario: Scenario, lines: dict | None = None) -> tuple[ExpectedLedger,
                 ("ledger", i, "source"))
         keys[entry.key] = _history_from_entry(entry)
     _lint_deltas(scenario, keys, add)
+    _apply_sessions(scenario, keys, add)
     ledger = ExpectedLedger(scenario, keys)
     _lint_checkpoints(scenario, ledger, add)
     _lint_rules(scenario, ledger, add)
@@ -232,12 +237,36 @@ def _lint_deltas(scenario: Scenario, keys: dict[str, KeyHistory], add) -> None:
                 ("deltas", i, "source"))
 
 
+def _apply_sessions(scenario: Scenario, keys: dict[str, KeyHistory], add) -> None:
+    """`session` persistence ends where the next session starts; `until-replaced` carries over."""
+    starts = [s.first_turn for s in scenario.sessions]
+    if starts != sorted(starts) or len(set(starts)) != len(starts):
+        add("error", "sessions must be listed in increasing first_turn order", ("sessions",))
+    if len({s.id for s in scenario.sessions}) != len(scenario.sessions):
+        add("error", "session ids must be unique", ("sessions",))
+    for h in keys.values():
+        if h.persistence == "session":
+            h.ends_at = next((t for t in sorted(starts) if t > h.introduced), None)
+
+
+def session_at(scenario: Scenario, turn: int) -> str | None:
+    """The id of the session a turn belongs to (None when the scenario has no sessions)."""
+    current = None
+    for session in sorted(scenario.sessions, key=lambda s: s.first_turn):
+        if session.first_turn <= turn:
+            current = session.id
+    return current
+
+
 def _lint_checkpoints(scenario: Scenario, ledger: ExpectedLedger, add) -> None:
     seen: set[int] = set()
     for i, cp in enumerate(scenario.checkpoints):
         if cp.after_turn in seen:
             add("error", f"two checkpoints after turn {cp.after_turn}", ("checkpoints", i, "after_turn"))
         seen.add(cp.after_turn)
+        for j, path in enumerate(cp.forbidden_paths):
+            if path.key not in ledger:
+                add("error", f"unknown ledger key {path.key!r}", ("checkpoints", i, "forbidden_paths", j, "key"))
         for name in ("must_retain", "expect_completed"):
             for j, key in enumerate(getattr(cp, name)):
                 loc = ("checkpoints", i, name, j)
@@ -258,6 +287,8 @@ def _lint_rules(scenario: Scenario, ledger: ExpectedLedger, add) -> None:
             continue
         guarded.add(rule.key)
         h = ledger.history(rule.key)
+        if rule.check == "authorised" and rule.permission is not None and rule.permission not in ledger:
+            add("error", f"unknown permission key {rule.permission!r}", ("rules", i, "permission"))
         if rule.check == "superseded-value" and len(h.versions) < 2:
             add("warning", f"no delta sets {rule.key!r}, so this rule can never fire", ("rules", i, "key"))
     for i, entry in enumerate(scenario.ledger):

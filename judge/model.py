@@ -6,6 +6,7 @@ Every model forbids unknown fields so that a typo in a fixture is an error, not 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -54,11 +55,44 @@ class Delta(Strict):
     note: str | None = None
 
 
+class ActionSet(Strict):
+    """One allowed way through a checkpoint window: these tools in any order, those optionally."""
+
+    required: list[str] = Field(default_factory=list, description="tool globs that must all be called")
+    optional: list[str] = Field(default_factory=list, description="tool globs that may also be called")
+
+
+class PathStep(Strict):
+    tool: str = Field(description="tool glob")
+    status: Literal["ok", "error", "timeout"] | None = None
+    result_contains: str | None = Field(default=None, description="case-insensitive text in the result")
+
+
+class ForbiddenPath(Strict):
+    """An ordered tool sequence (not necessarily adjacent) that breaks `key`, e.g. a refund after a
+    lookup that said "already refunded"."""
+
+    key: str = Field(min_length=1)
+    steps: list[PathStep | str] = Field(min_length=1)
+
+
 class Checkpoint(Strict):
     after_turn: int = Field(ge=0, strict=True)
     must_retain: list[str] = Field(default_factory=list)
     expect_completed: list[str] = Field(default_factory=list)
+    allowed_actions: list[ActionSet] = Field(default_factory=list, description=(
+        "allowed action sets; a window outside every set is marked for review, not failed"))
+    read_only: list[str] = Field(default_factory=list, description=(
+        "tool globs without side effects (left out of the side-effecting calls listed for review)"))
+    forbidden_paths: list[ForbiddenPath] = Field(default_factory=list)
     description: str | None = None
+
+
+class Session(Strict):
+    """One session of a scenario that spans several runs: turns from `first_turn` on belong to it."""
+
+    id: str = Field(min_length=1)
+    first_turn: int = Field(ge=0, strict=True)
 
 
 class _RuleBase(Strict):
@@ -124,6 +158,52 @@ class SummaryPhrasesRule(_RuleBase):
     forbid: list[str] = Field(default_factory=list)
 
 
+class AuthorisedRule(_RuleBase):
+    """A side-effecting call of `tool` must be preceded by its authorisation, whatever its result:
+    a user message with one of the `confirm` phrases since the previous such call (one confirmation
+    authorises one call), or the `permission` ledger entry active at that turn."""
+
+    check: Literal["authorised"]
+    tool: str
+    confirm: list[str] = Field(default_factory=list)
+    permission: str | None = None
+
+    @model_validator(mode="after")
+    def _needs_an_authorisation(self) -> "AuthorisedRule":
+        if not self.confirm and not self.permission:
+            raise ValueError("an authorised rule needs `confirm` phrases or a `permission` key")
+        return self
+
+
+class EffectRule(_RuleBase):
+    """An ok result of `tool` must be followed by the expected state change: its `snapshot` events
+    (before/after, same call_id) must differ (in `field` of their state when given, else in digest)."""
+
+    check: Literal["effect"]
+    tool: str
+    field: str | None = None
+
+
+class NoLeakRule(_RuleBase):
+    """Values (or regex patterns) that belong to other users or workspaces must never appear in an
+    assistant message, a tool argument or a summary: a leak, reported apart from drift."""
+
+    check: Literal["no-leak"]
+    values: list[str] = Field(default_factory=list)
+    patterns: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _needs_values(self) -> "NoLeakRule":
+        if not self.values and not self.patterns:
+            raise ValueError("a no-leak rule needs `values` or `patterns`")
+        for pattern in self.patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"invalid pattern {pattern!r}: {exc}") from None
+        return self
+
+
 Rule = Annotated[
     Union[
         ForbiddenCallRule,
@@ -132,6 +212,9 @@ Rule = Annotated[
         NotRepeatedRule,
         ClaimedCompleteRule,
         SummaryPhrasesRule,
+        AuthorisedRule,
+        EffectRule,
+        NoLeakRule,
     ],
     Field(discriminator="check"),
 ]
@@ -144,6 +227,8 @@ class Scenario(Strict):
     title: str | None = None
     description: str | None = None
     pair: str | None = None
+    sessions: list[Session] = Field(default_factory=list, description=(
+        "for a scenario spanning several runs: `session` persistence ends with its session"))
     ledger: list[LedgerEntry] = Field(default_factory=list)
     deltas: list[Delta] = Field(default_factory=list)
     checkpoints: list[Checkpoint] = Field(default_factory=list)
@@ -169,6 +254,7 @@ class RunHeader(Strict):
     scenario: str = Field(min_length=1)
     trace_id: str | None = None
     task_id: str | None = None
+    session: str | None = Field(default=None, description="the scenario session this run is")
     agent: AgentInfo | None = None
     tool_schema_sha256: str | None = Field(default=None, description="hash of the tool schemas the agent saw")
     redaction: str | None = Field(default=None, description="redaction level applied by the recorder")
@@ -293,10 +379,18 @@ class Finding(Strict):
     rationale: str | None = None
 
 
+class PathReview(Strict):
+    """A window whose tool calls fit no allowed action set: marked for review, not failed."""
+
+    tools_called: list[str]
+    side_effecting_calls: list[str] = Field(description="event ids of calls to non-read-only tools")
+
+
 class CheckpointReport(Strict):
     after_turn: int
     implicit: bool = False
     findings: list[Finding]
+    path_review: PathReview | None = None
 
 
 class Divergence(Strict):
@@ -306,6 +400,14 @@ class Divergence(Strict):
     class_: EntryClass = Field(alias="class")
     sensitivity: Sensitivity
     rule: str | None = None
+
+
+class Leak(Strict):
+    key: str
+    event: str
+    turn: int
+    where: Literal["assistant", "tool-call", "summary"]
+    rule: str
 
 
 class Recovery(Strict):
@@ -347,6 +449,7 @@ class RunReport(Strict):
     metrics: Metrics
     slice: list[str]
     redactions: dict[str, int] = Field(default_factory=dict)
+    leaks: list[Leak] = Field(default_factory=list)
     events: int = 0
     last_turn: int = 0
     cost: Cost = Field(default_factory=Cost)
@@ -364,6 +467,7 @@ SCHEMAS: dict[str, type[BaseModel] | Any] = {
     "ledger-entry": LedgerEntry,
     "delta": Delta,
     "checkpoint": Checkpoint,
+    "session": Session,
     "rule": Rule,
     "run-header": RunHeader,
     "event": Event,
