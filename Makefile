@@ -39,7 +39,7 @@ test: install
 	@$(BIN)/python -m pytest
 
 bench: install
-	@$(BIN)/python benchmarks/run_all.py
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean-venv:
 	rm -rf $(VENV)

@@ -17,7 +17,7 @@ from judge.ledger import ExpectedLedger
 from judge.trace.load import CallTable
 from judge.model import (
     ClaimedCompleteRule, Event, ForbiddenCallRule, NotRepeatedRule, Rule, ScopeRule, StateWriteEvent,
-    SummaryEvent, SummaryPhrasesRule, SupersededValueRule, ToolCallEvent, ToolResultEvent,
+    SummaryEvent, SummaryPhrasesRule, SupersededValueRule, ToolCallEvent,
 )
 
 COMPLETION_VALUES = {"completed", "complete", "done", "true", "finished", "yes", "1", "success", "succeeded"}

@@ -159,6 +159,7 @@ class _RunAccumulator:
             cut = window.ids.index(self.first_hit.event) + 1
             self.slice_ids = window.ids[:cut]
         window.ids = window.ids if window.events else []  # ids are only needed for the judge's view
+        window.hits = _compact_hits(window.hits)
         self.windows.append(window)
 
     def _track_recovery(self, hit: Hit) -> None:
@@ -170,6 +171,22 @@ class _RunAccumulator:
                 rec.recovered, rec.recovered_at = False, None
         elif rec is not None and not rec.recovered:
             rec.recovered, rec.recovered_at = True, hit.turn
+
+
+def _compact_hits(hits: list[Hit]) -> list[Hit]:
+    """What a closed window's report still reads: per key the first violation and the last hit,
+    and every leak. Keeps memory growing with the longest window, not with the trace."""
+    first_bad: dict[str, int] = {}
+    last: dict[str, int] = {}
+    leaks = set()
+    for i, h in enumerate(hits):
+        if h.violated and h.key not in first_bad:
+            first_bad[h.key] = i
+        if h.violated and h.check == "no-leak":
+            leaks.add(i)
+        last[h.key] = i
+    keep = set(first_bad.values()) | set(last.values()) | leaks
+    return [h for i, h in enumerate(hits) if i in keep]
 
 
 async def _run_judge(judge: Judge, requests: list[tuple[Window, JudgeRequest]]) -> None:

@@ -29,35 +29,47 @@ SECRET_FIELD = re.compile(r"(?i)^(?:api[_-]?key|apikey|password|passwd|secret|cl
                           r"access[_-]?token|refresh[_-]?token|token|authorization|auth)$")
 # A cheap test on a raw JSONL line: it may say yes when nothing needs redacting (the slow path then
 # parses, redacts and finds nothing), never no when something does. Each pattern above, and each
-# secret-named field, needs one of these literals or digit shapes in the raw line: the literals
-# carry no word boundaries or look-behinds, so an escape such as `\n` right before a key (raw
-# `\nAKIA...`) cannot hide it, and `\u` escapes, which could hide any character, always count.
-# Case-insensitive needles are looked for in the lowered line. Running `_COMBINED` over every raw
-# line instead cost ~100 us a line (its e-mail branch retries at every letter); this costs ~3 us.
-_NEEDLES = ("@", "\\u", "eyJ", "-----BEGIN", "AKIA", "AIza", "sk-", "sk_", "glpat-", "xox", "+")
-_LOWER_NEEDLES = ("bearer", "apikey\"", "api_key\"", "api-key\"", "passw", "secret\"", "token\"", "auth")
-_GITHUB = re.compile(r"gh[pousr]_")
-# Card numbers need 13 digits, phone numbers 10 or 11 digits, with at most single separators in
-# between: a run of 11 characters of [0-9 .)-] first (one C-speed table lookup per byte), then the
-# shape itself. `+` numbers are caught by the "+" needle.
-_DIGIT_CLASS = bytes(0x30 if chr(i) in "0123456789 .)-" else 0x78 for i in range(256))
+# secret-named field, needs one of the literals below in the lowered raw line, or a digit shape:
+# the literals carry no word boundaries or look-behinds of the patterns, so an escape such as `\n`
+# right before a key (raw `\nAKIA...`) cannot hide it, and `\u` escapes, which could hide any
+# character, always count. The search starts at a rare letter of each literal and looks behind for
+# the rest, which keeps the regex engine's scan for a starting letter cheap. Each literal is as
+# long as the pattern allows (a field name with its closing quote, `@` inside an address, `+` with a
+# digit, `sk-` with 16 key characters) so that code in a trace (decorators, diffs, `task_id`,
+# `author`) does not send its lines down the slow path. Running `_COMBINED` over every raw line
+# instead cost ~100 us a line (its e-mail branch retries at every letter); this costs about as
+# much as `json.loads` of the line.
+_TRIGGER = re.compile(
+    r"j(?<=eyj)"                                   # jwt
+    r"|b(?:egin(?<=-----begin)|earer)"             # private key, bearer token
+    r"|k(?:ia(?<=akia)"                            # AKIA...
+    r"|(?<=sk)(?:-[a-z0-9_-]{16}|_live_|_test_)"   # sk-..., sk_live_..., sk_test_...
+    r'|ey"(?:(?<=apikey")|(?<=api[_-]key"))'       # field api_key / apikey
+    r'|(?<=tok)en")'                               # field *token
+    r"|z(?<=aiz)a|glpat-|gh[pousr]_|xox[abprs]-"   # other API keys
+    r'|w(?<=passw)(?:ord|d)"|c(?<=sec)ret"'        # fields password / passwd, *secret
+    r'|u(?<=au)th(?:orization)?"'                  # fields auth, authorization
+    r"|@(?<=[a-z0-9!#$%&'*+/=?^_`{|}~.-]@)[a-z0-9-]+\."  # e-mail (not a decorator)
+    r"|\\u|\+\d"                                   # escapes, +phone
+).search
+# Under IGNORECASE these four match an ASCII letter of a field name (`re` folds them so), and
+# `str.lower` would not turn them into it (İ even becomes two characters).
+_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+# Card numbers need 13 digits, phone numbers 10 or 11, with at most single separators between:
+# a run of 11 bytes of [0-9 .)-] first (one table lookup per byte, in C), then the shape itself.
+# `\d` also takes non-ASCII digits, so every byte of a non-ASCII character counts for the run.
+_DIGIT_CLASS = bytes(0x30 if i >= 0x80 or chr(i) in "0123456789 .)-" else 0x78 for i in range(256))
 _DIGIT_RUN = b"0" * 11
-_DIGIT_SHAPE = re.compile(r"\d(?:(?:[ -]?\d){12}|\d\d\)?[ .-]\d{3}[ .-]\d{4}|\d{9})")
+_DIGIT_SHAPE = re.compile(r"\d(?:(?:[ -]?\d){12}|\d\d\)?[ .-]\d{3}[ .-]\d{4}|\d{9})").search
 
 
 def line_needs_redaction(line: str) -> bool:
     """May anything in this raw JSONL line need redacting? (A superset test, see above.)"""
-    for needle in _NEEDLES:
-        if needle in line:
-            return True
-    lowered = line.lower()
-    for needle in _LOWER_NEEDLES:
-        if needle in lowered:
-            return True
-    if _GITHUB.search(line) is not None:
+    lowered = line.lower() if line.isascii() else line.translate(_FOLDS).lower()
+    if _TRIGGER(lowered) is not None:
         return True
     return _DIGIT_RUN in line.encode("utf-8", "surrogatepass").translate(_DIGIT_CLASS) and \
-        _DIGIT_SHAPE.search(line) is not None
+        _DIGIT_SHAPE(line) is not None
 
 
 def luhn_ok(digits: str) -> bool:
@@ -96,6 +108,10 @@ class Redactor:
         return f"[REDACTED:{kind}]"
 
     def text(self, value: str) -> str:
+        # The line test holds for a plain string too (its literals need no JSON around them): a
+        # string it passes has no match, so `sub` would hand it back unchanged, ~100x slower.
+        if not line_needs_redaction(value):
+            return value
         return _COMBINED.sub(self._replace, value)
 
     def value(self, value: Any) -> Any:
@@ -118,7 +134,7 @@ class Redactor:
 
 
 # Fields of an event that carry content; the structural ones (id, turn, call_id, ...) are left alone.
-CONTENT_FIELDS = ("text", "args", "result", "value")
+CONTENT_FIELDS = ("text", "args", "result", "value", "state")
 
 
 def redact_event_dict(record: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
