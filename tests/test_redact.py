@@ -51,3 +51,24 @@ def test_nothing_redacted_reaches_the_report():
     dumped = report.model_dump_json()
     assert "jane.doe" not in dumped and "4111" not in dumped and "sk-proj" not in dumped and "t0k3n" not in dumped
     assert report.redactions == {"api_key": 1, "bearer_token": 1, "card_number": 1, "email": 2, "secret_field": 1}
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from judge.trace.redact import line_needs_redaction  # noqa: E402
+
+_PIECES = st.sampled_from([*SECRETS.values(), "\n", "\t", "\r", "\\", '"', " ", "+", "@", "é", "٣",
+                           "4111111111111111", "+1 415 555 2671", "13812345678", "x@y.io", "AKIAABCDEFGHIJKLMNOP",
+                           "order 12345", "v1.2.3", "2026-11-29", "ok"])
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(_PIECES, max_size=8), st.text(max_size=20))
+def test_a_line_the_precheck_clears_needs_no_redaction(pieces, noise):
+    text = "".join(pieces) + noise
+    line = json.dumps({"id": "e1", "turn": 1, "kind": "assistant", "text": text})
+    if not line_needs_redaction(line):
+        assert Redactor().text(text) == text
+    unicode_line = json.dumps({"text": text}, ensure_ascii=False)
+    if not line_needs_redaction(unicode_line):
+        assert Redactor().text(text) == text
