@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 # Grades every bundled example (a clean and a drifting run each); drifting runs exit 1 by design.
-DEMO_JUDGE ?= none
+DEMO_JUDGE ?= local
 demo: install
 	@for d in examples/*/; do \
 	  if [ -f "$$d/scenario.yaml" ]; then \

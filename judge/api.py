@@ -37,3 +37,22 @@ def grade_paths(scenario: str | Path, traces: Iterable[str | Path | Any], *, jud
 def exit_code(report: GradeReport) -> int:
     """0 when every run passed; 1 on a veto or a failing run."""
     return 0 if all(run.passed for run in report.runs) else 1
+
+
+def apply_calibration_policy(report: GradeReport, judge: Judge, config_file: str | Path | None = None) -> bool:
+    """Calibrated confidences and review marks from the judge's calibration record, a warning when
+    it is stale; True when a stale calibration must fail the run (`[tool.judge] stale = "error"`).
+    `[tool.judge] review = "fail"` makes findings that need review fail their run."""
+    from judge.calibrate_run import apply_calibration, records_dir
+    from judge.config import grade_policy, project_root
+
+    policy = grade_policy(config_file=config_file)
+    name = (report.judge or {}).get("name") or "judge"
+    reasons = apply_calibration(report, judge.fingerprint(), records_dir(project_root()), name)
+    for run in report.runs:
+        if reasons:
+            run.warnings.append(f"calibration of judge {name!r} is stale: " + "; ".join(reasons))
+        if policy.review == "fail" and any(f.needs_review for cp in run.checkpoints for f in cp.findings):
+            run.passed = False
+            run.warnings.append('findings need human review ([tool.judge] review = "fail")')
+    return bool(reasons) and policy.stale == "error"

@@ -79,7 +79,7 @@ def grade(
     _refuse_overwriting_inputs([json_path, junit, md], [scenario, *traces])
     judge_impl, judge_name = (None, None) if judge == "none" else _make_judge(judge, config)
     result = api.grade_paths(scenario, traces, judge=judge_impl, floor=floor, judge_name=judge_name)
-    stale = _apply_calibration(result, judge_impl, config) if judge_impl is not None else False
+    stale = api.apply_calibration_policy(result, judge_impl, config) if judge_impl is not None else False
     if json_path:
         _write(json_path, render.to_json(result))
     if junit:
@@ -89,24 +89,6 @@ def grade(
     if not quiet:
         render.render_terminal(result, out)
     raise typer.Exit(1 if stale else api.exit_code(result))
-
-
-def _apply_calibration(result, judge_impl, config: Path | None) -> bool:
-    """Calibrated confidences and review marks from the judge's record; True when a stale
-    calibration must fail the run (`[tool.judge] stale = "error"`)."""
-    from judge.calibrate_run import apply_calibration, records_dir
-    from judge.config import grade_policy, project_root
-
-    policy = grade_policy(config_file=config)
-    name = (result.judge or {}).get("name") or "judge"
-    reasons = apply_calibration(result, judge_impl.fingerprint(), records_dir(project_root()), name)
-    for run in result.runs:
-        if reasons:
-            run.warnings.append(f"calibration of judge {name!r} is stale: " + "; ".join(reasons))
-        if policy.review == "fail" and any(f.needs_review for cp in run.checkpoints for f in cp.findings):
-            run.passed = False
-            run.warnings.append("findings need human review ([tool.judge] review = \"fail\")")
-    return bool(reasons) and policy.stale == "error"
 
 
 def _make_judge(name: str | None, config_file: Path | None):
@@ -166,7 +148,7 @@ def schema(name: Optional[str] = typer.Argument(None, help="Format name; omit to
 
 def _register_optional() -> None:
     """Command groups built in their own modules."""
-    for module in ("judge.cli_calibration", "judge.cli_prompts"):
+    for module in ("judge.cli_calibration", "judge.cli_prompts", "judge.cli_serve"):
         try:
             mod = __import__(module, fromlist=["register"])
         except ModuleNotFoundError as exc:

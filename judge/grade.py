@@ -34,6 +34,7 @@ class Window:
     from_turn: int = 0
     ids: list[str] = field(default_factory=list)
     n_events: int = 0
+    first_index: int = 0  # trace position of the window's first event
     events: list[Event] = field(default_factory=list)
     hits: list[Hit] = field(default_factory=list)
     judge_result: JudgeResult | None = None
@@ -123,6 +124,8 @@ def _stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
             window = Window(Checkpoint(after_turn=event.turn), implicit=True, from_turn=prev_turn + 1)
         if window.implicit:
             window.checkpoint.after_turn = event.turn
+        if not window.n_events:
+            window.first_index = count - 1
         window.ids.append(event.id)
         window.n_events += 1
         if keep_events:
@@ -249,7 +252,7 @@ def _first_divergence(checkpoints: list[CheckpointReport], acc: _RunAccumulator,
     """The earliest violation in trace order, and the slice from the last passing checkpoint to it."""
     candidates: list[tuple[int, Finding, Window]] = []
     for cp, window in zip(checkpoints, acc.windows):
-        order = {eid: i for i, eid in enumerate(window.ids)} if window.ids else {}
+        order = {eid: window.first_index + i for i, eid in enumerate(window.ids)} if window.ids else {}
         for f in cp.findings:
             if f.verdict != "violated" or f.evidence_event is None:
                 continue

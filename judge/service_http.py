@@ -1,0 +1,121 @@
+"""ASGI middleware of the HTTP service: bearer-token auth and the request body limit.
+
+Both are plain ASGI (no BaseHTTPMiddleware), so a refused request costs no body read: a request over
+the limit by its Content-Length is answered 413 before a byte of its body is read, and a body sent
+without one (chunked) is counted as it streams and refused once it crosses the limit.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from http.cookies import SimpleCookie
+from urllib.parse import parse_qs, quote, unquote
+
+from fastapi import HTTPException
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+TOKEN_COOKIE = "judge_token"
+PROTECTED = ("/v1/", "/review")
+
+
+async def send_json(send: Send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
+    data = json.dumps(body).encode("utf-8")
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(data)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": data})
+
+
+def too_large_detail(limit: int) -> str:
+    return f"request body larger than the limit of {limit} bytes (judge serve --max-body)"
+
+
+class BodyLimit:
+    """413 for a request body over `max_body` bytes, by Content-Length or while streaming."""
+
+    def __init__(self, app: ASGIApp, max_body: int) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = Headers(scope=scope).get("content-length")
+        if length is not None and length.strip().isdigit() and int(length) > self.max_body:
+            await send_json(send, 413, {"detail": too_large_detail(self.max_body)},
+                            [(b"connection", b"close")])
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body:
+                    # FastAPI re-raises an HTTPException from the body read; it renders as JSON.
+                    raise HTTPException(413, too_large_detail(self.max_body))
+            return message
+
+        await self.app(scope, limited, send)
+
+
+def _token_in(scope: Scope) -> tuple[str | None, str | None]:
+    """(bearer token of the Authorization header, token of the review cookie)."""
+    headers = Headers(scope=scope)
+    bearer = None
+    auth = headers.get("authorization", "")
+    scheme, _, value = auth.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        bearer = value.strip()
+    cookie = None
+    if "cookie" in headers:
+        jar = SimpleCookie()
+        try:
+            jar.load(headers["cookie"])
+        except Exception:  # a malformed Cookie header is no token
+            jar = SimpleCookie()
+        if TOKEN_COOKIE in jar:
+            cookie = unquote(jar[TOKEN_COOKIE].value)
+    return bearer, cookie
+
+
+class BearerAuth:
+    """With a token configured, every /v1 and /review request needs `Authorization: Bearer <token>`.
+
+    A browser cannot send that header when it opens a page, so `/review?token=<token>` once sets an
+    HttpOnly, SameSite=Strict cookie holding it and redirects to the bare URL; the page and its label
+    posts then carry the cookie. /healthz and the OpenAPI docs stay open (they hold no data)."""
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
+        self.token = token
+
+    def _ok(self, candidate: str | None) -> bool:
+        return candidate is not None and hmac.compare_digest(candidate.encode(), self.token.encode())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not self.token or not path.startswith(PROTECTED):
+            await self.app(scope, receive, send)
+            return
+        bearer, cookie = _token_in(scope)
+        if self._ok(bearer) or (path.startswith("/review") and self._ok(cookie)):
+            await self.app(scope, receive, send)
+            return
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        if path == "/review" and self._ok((query.get("token") or [None])[0]):
+            cookie_value = f"{TOKEN_COOKIE}={quote(self.token, safe='')}; HttpOnly; SameSite=Strict; Path=/review"
+            await send({"type": "http.response.start", "status": 303,
+                        "headers": [(b"location", b"/review"), (b"set-cookie", cookie_value.encode()),
+                                    (b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        detail = ("missing or wrong bearer token: send 'Authorization: Bearer <token>' (the value of "
+                  "JUDGE_API_TOKEN the server runs with)")
+        if path.startswith("/review"):
+            detail += "; in a browser, open /review?token=<token> once"
+        await send_json(send, 401, {"detail": detail}, [(b"www-authenticate", b"Bearer")])
