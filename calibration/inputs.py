@@ -59,7 +59,7 @@ RecordT = TypeVar("RecordT", LabelRecord, VerdictRecord)
 
 def _jsonl_files(path: Path) -> list[Path]:
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+        files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
         if not files:
             raise CalibrationInputError("no *.jsonl files in this folder", file=str(path))
         return files

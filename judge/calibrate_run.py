@@ -30,7 +30,7 @@ def records_dir(project_root: Path | None = None) -> Path:
 
 
 def _label_rows(path: Path) -> list[tuple[Path, int, dict[str, Any]]]:
-    files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     rows = []
     for file in files:
         for lineno, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
