@@ -91,12 +91,13 @@ def test_missing_path_empty_file_and_empty_folder_are_errors(tmp_path):
         read_labels(tmp_path / "folder")
 
 
-def test_a_folder_reads_every_jsonl_below_it_in_order(tmp_path):
+def test_a_folder_reads_its_own_jsonl_files_in_order_not_its_subfolders(tmp_path):
+    # labels/summaries/ holds another kind of label: a folder means its own files only.
     (tmp_path / "sub").mkdir()
     write_jsonl(tmp_path / "b.jsonl", [label("c2", "x", "a")])
     write_jsonl(tmp_path / "sub" / "a.jsonl", [label("c3", "x", "a")])
     write_jsonl(tmp_path / "a.jsonl", [label("c1", "x", "a")])
-    assert [r.case for r in read_labels(tmp_path)] == ["c1", "c2", "c3"]
+    assert [r.case for r in read_labels(tmp_path)] == ["c1", "c2"]
 
 
 def records(*rows):
