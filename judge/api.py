@@ -26,11 +26,19 @@ def lint_file(path: str | Path) -> list[LintIssue]:
 def grade_paths(scenario: str | Path, traces: Iterable[str | Path | Any], *, judge: Judge | None = None,
                 floor: float = 1.0, judge_name: str | None = None) -> GradeReport:
     ledger = load_ledger(scenario)
-    runs = [grade_trace(ledger, trace, judge=judge, floor=floor) for trace in traces]
     fingerprint = None
     if judge is not None:
         name = judge_name or getattr(getattr(judge, "config", None), "name", None)
         fingerprint = {"name": name, **judge.fingerprint()} if name else judge.fingerprint()
+    from judge.provenance import input_file
+
+    runs = []
+    for trace in traces:
+        run = grade_trace(ledger, trace, judge=judge, floor=floor)
+        run.provenance["judge"] = fingerprint
+        run.provenance["inputs"] = {"scenario": input_file(scenario),
+                                    "traces": [input_file(trace)] if isinstance(trace, (str, Path)) else []}
+        runs.append(run)
     return GradeReport(judge=fingerprint, floor=floor, runs=runs)
 
 

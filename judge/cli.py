@@ -148,7 +148,7 @@ def schema(name: Optional[str] = typer.Argument(None, help="Format name; omit to
 
 def _register_optional() -> None:
     """Command groups built in their own modules."""
-    for module in ("judge.cli_calibration", "judge.cli_prompts", "judge.cli_serve"):
+    for module in ("judge.cli_calibration", "judge.cli_prompts", "judge.cli_serve", "judge.cli_suite"):
         try:
             mod = __import__(module, fromlist=["register"])
         except ModuleNotFoundError as exc:

@@ -22,6 +22,7 @@ from judge.model import (
     Checkpoint, PathReview, CheckpointReport, Leak, Cost, Divergence, Event, Finding, Metrics, Recovery, RunHeader,
     RunReport,
 )
+from judge.provenance import candidate, package_versions
 from judge.trace import TraceReader
 
 
@@ -312,5 +313,7 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
         run_id=reader.header.run_id, scenario=ledger.scenario.id, trace=name or reader.name,
         passed=passed and not (vetoed), eligible_for_release=not vetoed, quality_score=score,
         first_divergence=divergence, checkpoints=checkpoints, recovered=acc.recovery, metrics=metrics,
+        provenance={"candidate": candidate(reader.header), "judge": None, "packages": package_versions(),
+                    "inputs": None},
         slice=slice_ids, redactions=reader.redactions, leaks=leaks, events=count, last_turn=reader.last_turn,
         cost=cost, warnings=list(dict.fromkeys(warnings)))

@@ -7,6 +7,8 @@ calibration step, same JSON rendering, so a report fetched over HTTP is the repo
 
 from __future__ import annotations
 
+import json
+
 import os
 import tempfile
 import threading
@@ -204,6 +206,20 @@ def _trace_source(trace: list[dict[str, Any]] | str) -> list[Any]:
     return trace.split("\n") if isinstance(trace, str) else trace
 
 
+def _input(body: Any, name: str) -> dict[str, Any]:
+    """Provenance of a request body: the sha256 of its text as sent (the same as the file's when a
+    client sends the file's text), else of its canonical JSON."""
+    from judge.provenance import sha256_text
+
+    if isinstance(body, str):
+        return {"path": name, "sha256": sha256_text(body)}
+    if isinstance(body, list):
+        text = "".join(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n" for line in body)
+    else:
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return {"path": name, "sha256": sha256_text(text)}
+
+
 def grade_request(request: GradeRequest, pool: JudgePool) -> Graded:
     """Grade every trace of the request (blocking: run it in a worker thread)."""
     from judge.api import apply_calibration_policy, exit_code
@@ -215,6 +231,10 @@ def grade_request(request: GradeRequest, pool: JudgePool) -> Graded:
     runs = [grade_trace(ledger, _trace_source(trace), judge=judge, floor=request.floor, name=name)
             for trace, name in zip(request.traces, names)]
     fingerprint = None if judge is None else {"name": judge_name, **judge.fingerprint()}
+    scenario_input = _input(request.scenario, getattr(request, "scenario_name", None) or "request.scenario")
+    for run, trace, name in zip(runs, request.traces, names):
+        run.provenance["judge"] = fingerprint
+        run.provenance["inputs"] = {"scenario": scenario_input, "traces": [_input(trace, name)]}
     report = GradeReport(judge=fingerprint, floor=request.floor, runs=runs)
     stale = apply_calibration_policy(report, judge, pool.config_file) if judge is not None else False
     return Graded(report=report, exit_code=1 if stale else exit_code(report))

@@ -201,6 +201,12 @@ def _normalise(report: dict) -> dict:
     report = json.loads(json.dumps(report))
     for run in report["runs"]:
         run.pop("trace", None)
+        # Machine-dependent parts of the provenance: package versions and input paths.
+        provenance = run.get("provenance") or {}
+        provenance.pop("packages", None)
+        inputs = provenance.get("inputs") or {}
+        for item in [inputs.get("scenario") or {}, *(inputs.get("traces") or [])]:
+            item.pop("path", None)
     return report
 
 

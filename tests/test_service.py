@@ -63,16 +63,26 @@ def test_grade_report_is_the_cli_json_byte_for_byte(client: TestClient, contract
     as_text = client.post("/v1/grade", json={
         "scenario": scenario.read_text(), "traces": [drift.read_text()], "judge": "none",
         "trace_names": [str(drift)]})
+    cli_report = json.loads(out.read_text(encoding="utf-8"))
     for response in (as_object, as_text):
         assert response.status_code == 200
         assert response.headers["content-type"] == "application/json"
-        assert response.text == out.read_text(encoding="utf-8")
         assert response.headers["x-judge-exit-code"] == "1"
+        served = response.json()
+        # Provenance names the inputs as received: the same bytes give the same sha256.
+        served_inputs = served["runs"][0]["provenance"].pop("inputs")
+        cli_inputs = cli_report["runs"][0]["provenance"]["inputs"]
+        assert served_inputs["traces"][0] == cli_inputs["traces"][0] or response is as_object
+        assert json.dumps(served, indent=2) == json.dumps(
+            {**cli_report, "runs": [{**cli_report["runs"][0], "provenance": {
+                k: v for k, v in cli_report["runs"][0]["provenance"].items() if k != "inputs"}}]}, indent=2)
+    assert as_text.json()["runs"][0]["provenance"]["inputs"]["scenario"]["sha256"] == \
+        cli_report["runs"][0]["provenance"]["inputs"]["scenario"]["sha256"]
     run = as_object.json()["runs"][0]
     assert (run["eligible_for_release"], run["first_divergence"]["event"]) == (False, "e10")
 
 
-def test_grade_without_names_differs_only_in_the_trace_field(client: TestClient, contract: Path,
+def test_grade_without_names_differs_only_in_the_trace_field_and_inputs(client: TestClient, contract: Path,
                                                              tmp_path: Path) -> None:
     scenario = contract / "checkout-firefox.yaml"
     traces = [contract / "checkout-firefox.clean.jsonl", contract / "checkout-firefox.drift.jsonl"]
@@ -84,6 +94,7 @@ def test_grade_without_names_differs_only_in_the_trace_field(client: TestClient,
     assert [r["trace"] for r in served["runs"]] == ["traces[0]", "traces[1]"]
     for run in (*served["runs"], *written["runs"]):
         run.pop("trace")
+        run["provenance"].pop("inputs")  # names and hashes of what was received
     assert served == written
     assert [r["passed"] for r in served["runs"]] == [True, False]
     assert response.headers["x-judge-exit-code"] == "1"

