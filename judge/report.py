@@ -36,7 +36,7 @@ def _finding_note(f: Finding, *, brief: bool = False) -> str:
     parts = [] if quiet else [f.detail or ""]
     if f.judge_verdict and f.source == "deterministic" and (f.disagreement or not brief):
         parts.append(f"judge said {f.judge_verdict}" + (" (overridden)" if f.overridden else ""))
-    if f.rationale and f.source == "judge":
+    if f.rationale and f.source == "judge" and not quiet:
         parts.append(f.rationale)
     if f.unguarded:
         parts.append("unguarded: no rule, judge alone")
