@@ -148,7 +148,8 @@ def schema(name: Optional[str] = typer.Argument(None, help="Format name; omit to
 
 def _register_optional() -> None:
     """Command groups built in their own modules."""
-    for module in ("judge.cli_calibration", "judge.cli_prompts", "judge.cli_serve", "judge.cli_suite"):
+    for module in ("judge.cli_calibration", "judge.cli_prompts", "judge.cli_serve", "judge.cli_suite",
+                   "judge.cli_import", "judge.cli_summary"):
         try:
             mod = __import__(module, fromlist=["register"])
         except ModuleNotFoundError as exc:
