@@ -454,6 +454,8 @@ class RunReport(Strict):
     last_turn: int = 0
     cost: Cost = Field(default_factory=Cost)
     warnings: list[str] = Field(default_factory=list)
+    summaries: list[dict[str, Any]] = Field(default_factory=list, description=(
+        "the audit of each summary event (judge.summary.SummaryAudit): one finding per ledger entry"))
     provenance: dict[str, Any] | None = Field(default=None, description=(
         "what reproduces the run: candidate (model, sampling, prompt version, tool schema hash), "
         "judge fingerprint, package versions, sha256 of each input file"))

@@ -1,8 +1,8 @@
 """The HTTP service (FastAPI) over the same library as the CLI: `create_app` builds it, `judge serve`
 runs it with uvicorn.
 
-Endpoints: `POST /v1/grade` (the report `judge grade --json` writes), `POST /v1/audit-summary` (501
-until the summary audit exists), `GET /v1/judges`, `GET /v1/schema[/{name}]`, `GET /healthz`, the
+Endpoints: `POST /v1/grade` (the report `judge grade --json` writes), `POST /v1/audit-summary` (the
+summary audit of `judge audit-summary --json`), `GET /v1/judges`, `GET /v1/schema[/{name}]`, `GET /healthz`, the
 OpenAPI docs at `/docs`, and the review page at `/review` (judge/review_web.py).
 
 Errors a client causes are JSON `{"detail": "<one line>"}` whose text is the CLI's message for the
@@ -28,13 +28,11 @@ from judge import __version__
 from judge.errors import JudgeInputError
 from judge.service_grade import GradeRequest, JudgePool, grade_request
 from judge.service_http import BearerAuth, BodyLimit
+from judge.service_summary import AuditRequest, audit_request
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 TOKEN_ENV = "JUDGE_API_TOKEN"
 EXIT_HEADER = "X-Judge-Exit-Code"
-AUDIT_NOT_BUILT = ("the summary audit is not built yet (judge/summary.py does not exist): "
-                   "POST /v1/audit-summary will answer once it is; meanwhile a summary-phrases rule "
-                   "in the scenario audits summaries through POST /v1/grade")
 
 
 class ErrorBody(BaseModel):
@@ -144,11 +142,12 @@ def _api_routes(app: FastAPI) -> None:
         return Response(graded.to_json(), media_type="application/json",
                         headers={EXIT_HEADER: str(graded.exit_code)})
 
-    @app.post("/v1/audit-summary", tags=["grading"], status_code=501,
-              responses={501: {"model": ErrorBody, "description": "Not built yet."}})
-    async def audit_summary() -> JSONResponse:
-        """Audit a compaction or handoff summary against the ledger: **not built yet** (501)."""
-        return JSONResponse({"detail": AUDIT_NOT_BUILT}, status_code=501)
+    @app.post("/v1/audit-summary", tags=["grading"], response_model=None, responses=ERRORS)
+    async def audit_summary(body: AuditRequest) -> Response:
+        """Audit a compaction or handoff summary against the ledger after `after_turn`: one
+        finding per entry (as `judge audit-summary --json`); header: the CLI's exit code."""
+        text, code = await run_in_threadpool(audit_request, body)
+        return Response(text, media_type="application/json", headers={EXIT_HEADER: str(code)})
 
     @app.get("/v1/judges", tags=["judges"], responses=ERRORS)
     async def judges(request: Request) -> dict[str, Any]:

@@ -182,10 +182,23 @@ def test_invalid_json_body(client: TestClient) -> None:
 # ---------------------------------------------------------------- other endpoints
 
 
-def test_audit_summary_says_it_is_not_built(client: TestClient) -> None:
-    response = client.post("/v1/audit-summary", json={"summary": "..."})
-    assert response.status_code == 501
-    assert "not built yet" in response.json()["detail"]
+def test_audit_summary_keeps_or_loses_entries(client: TestClient, contract: Path) -> None:
+    scenario = yaml.safe_load((contract / "checkout-firefox.yaml").read_text())
+    kept = ("Goal: repair the flaky checkout Playwright test. Only tests/checkout.spec.ts may be edited; "
+            "application code must not change. Read the repo but never deploy. Run it in Firefox, "
+            "not Chromium any more. The repair is still pending.")
+    good = client.post("/v1/audit-summary", json={"scenario": scenario, "summary": kept, "after_turn": 5,
+                                                  "semantic": False})
+    assert good.status_code == 200, good.text
+    audit = good.json()["audits"][0]
+    assert audit["turn"] == 5 and {f["key"] for f in audit["findings"]} >= {"goal", "browser", "no_deploy"}
+    bad = client.post("/v1/audit-summary", json={"scenario": scenario, "summary": "Fix the test.",
+                                                 "after_turn": 5, "semantic": True})
+    assert bad.status_code == 200 and bad.headers["x-judge-exit-code"] == "1"
+    lost = bad.json()["audits"][0]["lost"]
+    assert "editable_paths" in lost and "no_app_code" in lost
+    missing = client.post("/v1/audit-summary", json={"summary": "x", "after_turn": 1})
+    assert missing.status_code == 422 and "scenario" in missing.json()["detail"]
 
 
 def test_schema_endpoints(client: TestClient) -> None:
