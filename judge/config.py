@@ -166,3 +166,14 @@ def grade_policy(*, config_file: str | Path | None = None) -> GradePolicy:
     except ValidationError as exc:
         err = exc.errors()[0]
         raise ConfigError(err["msg"], field=f"tool.judge.{err['loc'][0]}") from None
+
+
+def resolve_api_key(config: JudgeConfig) -> str | None:
+    """The API key named by `api_key_env` (None when the judge needs none); unset is a ConfigError."""
+    env = config.api_key_env
+    if not env:
+        return None
+    value = os.environ.get(env)
+    if not value:
+        raise ConfigError(f"environment variable {env} (api_key_env of judge {config.name!r}) is not set")
+    return value

@@ -62,15 +62,9 @@ class SummaryJudge:
         self._api_key = self._resolve_key()
 
     def _resolve_key(self) -> str | None:
-        import os
+        from judge.config import resolve_api_key
 
-        env = self.config.api_key_env
-        if not env:
-            return None
-        value = os.environ.get(env)
-        if not value:
-            raise ConfigError(f"environment variable {env} (api_key_env of judge {self.config.name!r}) is not set")
-        return value
+        return resolve_api_key(self.config)
 
     def fingerprint(self) -> dict[str, Any]:
         from judge.judges.render import RENDER_VERSION

@@ -156,13 +156,9 @@ class LLMJudge:
         self._instructor: Any = None
 
     def _resolve_key(self) -> str | None:
-        env = self.config.api_key_env
-        if not env:
-            return None
-        value = os.environ.get(env)
-        if not value:
-            raise ConfigError(f"environment variable {env} (api_key_env of judge {self.config.name!r}) is not set")
-        return value
+        from judge.config import resolve_api_key
+
+        return resolve_api_key(self.config)
 
     def fingerprint(self) -> dict[str, Any]:
         cfg = self.config
