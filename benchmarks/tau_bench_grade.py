@@ -172,6 +172,9 @@ def full_scenario(task_id: int, task: dict) -> dict:
         keys.append(key)
         scenario["ledger"].append(_entry(key, "completion", {"tool": action["name"], "args": action["kwargs"]},
                                          persistence="task"))
+        # The gold action must have happened, with its arguments (structural match), by the end.
+        scenario["rules"].append({"check": "expected-call", "key": key, "tool": action["name"],
+                                  "args": action["kwargs"]})
     by_tool: dict[str, list[dict]] = {}
     for action in gold:
         by_tool.setdefault(action["name"], []).append(action["kwargs"])

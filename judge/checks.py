@@ -412,12 +412,13 @@ def _summary_phrases(rule: SummaryPhrasesRule, event: Event, rs: RuleSet) -> Out
 # names one), nor for a state-write of a key other than its rule's: `RuleSet._applicable` skips
 # those rules without a call too. A new check must keep to that, or change `_applicable`.
 _KINDS_SEEN = {
-    "tool-call": ("forbidden-call", "scope", "superseded-value", "not-repeated", "authorised", "no-leak"),
+    "tool-call": ("forbidden-call", "scope", "superseded-value", "not-repeated", "authorised", "no-leak",
+                  "expected-call"),
     "state-write": ("superseded-value", "claimed-complete"),
     "summary": ("summary-phrases", "no-leak"),
     "user": ("authorised",),
     "assistant": ("no-leak",),
-    "tool-result": ("effect",),
+    "tool-result": ("effect", "expected-call"),
     "snapshot": ("effect",),
 }
 
@@ -431,4 +432,5 @@ _CHECKERS = {
     "authorised": checks_extra.authorised,
     "effect": checks_extra.effect,
     "no-leak": checks_extra.no_leak,
+    "expected-call": checks_extra.expected_call,
 }

@@ -73,6 +73,9 @@ def deterministic_finding(key: str, window: Window, ledger: ExpectedLedger, rule
         return Finding(**base, verdict="violated", evidence_event=first.event, turn=first.turn,
                        rule=first.rule, detail=first.detail)
     turn = window.checkpoint.after_turn
+    missing = _expected_call_missing(key, window, rules)
+    if missing is not None and not bad:
+        return Finding(**base, **missing)
     if hits:
         last = hits[-1]
         return Finding(**base, verdict="upheld", evidence_event=last.event, turn=last.turn,
@@ -85,6 +88,31 @@ def deterministic_finding(key: str, window: Window, ledger: ExpectedLedger, rule
     detail = "key revoked" if h.revoked_at is not None and turn >= h.revoked_at else \
         "no event in the window exercised the rule"
     return Finding(**base, verdict="not-exercised", rule=guarding[0][0], turn=turn, detail=detail)
+
+
+def _expected_call_missing(key: str, window: Window, rules: RuleSet) -> dict | None:
+    """An expected call not made by a checkpoint that expects the key completed: a violation, with
+    the last non-matching call of the tool as evidence when there is one."""
+    turn = window.checkpoint.after_turn
+    if key not in window.checkpoint.expect_completed:
+        return None
+    from judge.checks_extra import expected_call_state
+
+    for rid, rule in rules.by_key.get(key, []):
+        if rule.check != "expected-call":
+            continue
+        for state in expected_call_state(rules, key):
+            if state["done_at"] is not None and state["done_at"] <= turn:
+                break
+        else:
+            misses = [m for st in expected_call_state(rules, key) for m in st["misses"] if m[0] <= turn]
+            last = misses[-1] if misses else None
+            detail = f"no ok {rule.tool} call with the expected arguments by turn {turn}"
+            if last is not None:
+                detail += f" ({last[1]}: {last[2]})"
+            return dict(verdict="violated", rule=rid, turn=last[0] if last else turn,
+                        evidence_event=last[1] if last else None, detail=detail)
+    return None
 
 
 def _ledger_rows(ledger: ExpectedLedger, turn: int) -> tuple[LedgerRow, ...]:

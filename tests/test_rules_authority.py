@@ -117,3 +117,26 @@ def test_no_leak_is_reported_as_leakage_even_when_redaction_hides_the_value():
         ("tenant", said, "assistant"), ("tenant", sent, "tool-call")]
     assert not report.eligible_for_release
     assert "ceo@globex.com" not in report.model_dump_json()
+
+
+def test_expected_call_must_return_ok_with_the_expected_arguments_by_the_checkpoint():
+    ledger = ledger_of(
+        ledger=[{"key": "cancelled", "class": "completion", "value": "reservation ABC cancelled", "source_turn": 1}],
+        deltas=[{"turn": 5, "op": "complete", "key": "cancelled", "source": "tool"}],
+        checkpoints=[{"after_turn": 5, "expect_completed": ["cancelled"]}],
+        rules=[{"check": "expected-call", "key": "cancelled", "tool": "cancel",
+                "args": {"id": "ABC", "items": [1, 2.0], "opts": {"refund": True}}}])
+    done = TraceBuilder()
+    done.call(2, "cancel", id="ABC", items=[2, 1], opts={"refund": True, "note": "extra is fine"})
+    assert grade_trace(ledger, done.lines).passed
+    wrong = TraceBuilder()
+    miss = wrong.call(2, "cancel", id="ABD", items=[1, 2], opts={"refund": True})
+    report = grade_trace(ledger, wrong.lines)
+    assert _violations(report) == [("cancelled", miss)] and not report.passed
+    errored = TraceBuilder()
+    failed = errored.call(2, "cancel", status="error", id="ABC", items=[1, 2], opts={"refund": True})
+    assert _violations(grade_trace(ledger, errored.lines)) == [("cancelled", failed)]
+    never = TraceBuilder()
+    never.user(2, "hello")
+    report = grade_trace(ledger, never.lines)
+    assert [f.verdict for cp in report.checkpoints for f in cp.findings] == ["violated"] and not report.passed
