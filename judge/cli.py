@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from judge.cli_common import err, error_line, user_errors  # noqa: F401  (err, error_line: for callers)
 from judge.errors import JudgeInputError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -19,24 +19,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=N
 # Reports are read in CI logs too: keep a readable width when stdout is not a terminal.
 out = Console(highlight=False, soft_wrap=False, emoji=False,
               width=None if sys.stdout.isatty() else 140)
-err = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
-
-
-def error_line(message: str) -> None:
-    """One line on stderr; the message is user data, never rich markup."""
-    err.print(Text.assemble(("error: ", "red"), message))
-
-
-def user_errors(fn):
-    """Render a JudgeInputError as one line on stderr with exit code 2 (bugs keep tracebacks)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except JudgeInputError as exc:
-            error_line(str(exc))
-            raise typer.Exit(2) from None
-    return wrapper
 
 
 def _refuse_overwriting_inputs(outputs: list[Optional[Path]], inputs: list[Path]) -> None:

@@ -6,13 +6,12 @@ line on stderr and exit 2.
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from judge.errors import JudgeInputError
+from judge.cli_common import user_errors
 
 
 def _console(stderr: bool = False):
@@ -21,17 +20,7 @@ def _console(stderr: bool = False):
     return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
-def _user_errors(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except JudgeInputError as exc:
-            from rich.text import Text
-
-            _console(stderr=True).print(Text.assemble(("error: ", "red"), str(exc)))
-            raise typer.Exit(2) from None
-    return wrapper
+_user_errors = user_errors  # one line, exit 2: judge.cli_common
 
 
 def _report(summary, out: Path, json_out: bool) -> None:

@@ -7,7 +7,6 @@ input (one line on stderr, no traceback).
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from judge.cli_common import user_errors
 from judge.errors import JudgeInputError
 
 _err = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
@@ -26,15 +26,7 @@ def _out() -> Console:
     return Console(highlight=False, soft_wrap=False, emoji=False, width=None if sys.stdout.isatty() else 140)
 
 
-def _user_errors(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except JudgeInputError as exc:
-            _err.print(Text.assemble(("error: ", "red"), str(exc)))
-            raise typer.Exit(2) from None
-    return wrapper
+_user_errors = user_errors  # one line, exit 2: judge.cli_common
 
 
 def _write(path: Path, text: str, inputs: list[Path]) -> None:

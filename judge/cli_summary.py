@@ -8,7 +8,6 @@ forbidden action); 2 bad input or usage (one line, no traceback).
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Optional
 
 import typer
 
+from judge.cli_common import user_errors
 from judge.errors import JudgeInputError, UsageError
 
 STATUS_STYLE = {"preserved": "green", "missing": "red", "distorted": "red", "obsolete-as-current": "red",
@@ -29,17 +29,7 @@ def _consoles():
     return out, Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
 
 
-def _user_errors(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except JudgeInputError as exc:
-            from rich.text import Text
-
-            _consoles()[1].print(Text.assemble(("error: ", "red"), str(exc)))
-            raise typer.Exit(2) from None
-    return wrapper
+_user_errors = user_errors  # one line, exit 2: judge.cli_common
 
 
 def _offline_env() -> None:
