@@ -3,9 +3,12 @@ after its turn (judge.summary). Its findings feed the handoff-fidelity metric; a
 safety-critical entry the summary lost, distorted or revived as obsolete is a violation at the
 summary's event, so it can be the first divergence.
 
-Layers used while grading: the phrase layer always (the `summary-phrases` rules, which the rules
-already report); the semantic layer when the run's judge is the embedding judge (its model is
-already loaded: `--judge none` stays fast and imports nothing heavy).
+Summaries are audited while grading when the run's judge is the embedding judge: its model is
+already loaded, so the semantic layer runs beside the phrase layer. With `--judge none` (or an LLM
+judge) the phrase layer alone would only repeat the `summary-phrases` rules the grade already
+reports, so no audit is kept: grading stays streaming (a million-event trace can hold tens of
+thousands of summaries) and handoff fidelity comes from those rules. `judge audit-summary` runs
+every layer on demand.
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ def audit_run_summaries(ledger: ExpectedLedger, summaries: list[SummaryEvent], j
         return []
     from judge.summary import audit_summary_events
 
-    model = None
-    if judge is not None and getattr(judge, "fingerprint", lambda: {})().get("backend") == "embedding":
-        judge.load()
-        model = judge.model_name
+    if judge is None or judge.fingerprint().get("backend") != "embedding":
+        return []
+    judge.load()
+    model = judge.model_name
     agent = header.agent
     names = (agent.name, agent.version, agent.model) if agent is not None else ()
     return audit_summary_events(ledger, summaries, model=model, names=names)
