@@ -36,12 +36,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import yaml  # noqa: E402
+from test_embedding_judge import CONTRACT_DIRS, SCENARIO, contract_requests, ledger_at, read_events  # noqa: E402
 
 from judge.judges.base import JudgeRequest  # noqa: E402
-from judge.judges.embedding import EmbeddingJudge  # noqa: E402
-from judge.judges.slice_view import slice_units  # noqa: E402
-from test_embedding_judge import (CONTRACT_DIRS, SCENARIO, contract_requests,  # noqa: E402
-                                  ledger_at, read_events)
+from judge.judges.local.judge import EmbeddingJudge  # noqa: E402
+from judge.judges.local.slice_view import slice_units  # noqa: E402
 
 TRACE = "checkout-firefox.drift.200.jsonl"
 COLD_START = """
@@ -49,7 +48,7 @@ import time
 t0 = time.perf_counter()
 import sentence_transformers
 t1 = time.perf_counter()
-from judge.judges.minilm import load_embedding_model
+from judge.text.minilm import load_embedding_model
 model = load_embedding_model()
 t2 = time.perf_counter()
 model.encode(["The checkout test passes."], normalize_embeddings=True)

@@ -95,7 +95,7 @@ def child(mode: str, manifest: str, jobs: int, limit: int) -> dict:
         base = _peak_mb()
         grade_trace(ledger, largest)
         return {"base_mb": base, "peak_mb": _peak_mb()}
-    from judge.cli_suite import _Bar
+    from judge.cli.suite import _Bar
     from judge.suite import grade_suite
     if limit:
         manifest = str(_cut(folder, limit))

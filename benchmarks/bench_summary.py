@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from judge.ledger import build_ledger  # noqa: E402
 from judge.model import Scenario  # noqa: E402
-from judge.summary import SummaryAuditor  # noqa: E402
-from judge.summary_semantic import ENTRY_VECTORS  # noqa: E402
+from judge.summaries.audit import SummaryAuditor  # noqa: E402
+from judge.summaries.semantic import ENTRY_VECTORS  # noqa: E402
 
 SECTION = "## Summary audit: audits per second (bench_summary.py)"
 TURN = 20
@@ -115,7 +115,7 @@ def main() -> None:
     words = sum(len(t.split()) for t in texts) / len(texts)
 
     t0 = time.perf_counter()
-    from judge.judges.minilm import load_embedding_model
+    from judge.text.minilm import load_embedding_model
 
     model = load_embedding_model("all-MiniLM-L6-v2")
     load_s = time.perf_counter() - t0

@@ -14,8 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from calibration.bootstrap import Interval, check_n_boot, percentile_interval, resample_counts
 from calibration.errors import CalibrationInputError
-from calibration.inputs import (Fingerprint, LabelRecord, VerdictRecord, canonical_json,
-                                check_unique_cases)
+from calibration.inputs import Fingerprint, LabelRecord, VerdictRecord, canonical_json, check_unique_cases
 from calibration.rates import RateStat, clopper_pearson, positive_counts
 from calibration.record import matched_or_error, single_fingerprint
 

@@ -18,13 +18,19 @@ from pydantic import BaseModel, ConfigDict
 from calibration.annotators import InterAnnotator, inter_annotator
 from calibration.bootstrap import Interval, check_n_boot, percentile_interval, resample_counts
 from calibration.calibrators import Calibrator, fit_calibrator, review_threshold
-from calibration.confidence import (ReliabilityBin, brier_score, expected_calibration_error,
-                                    reliability_bins)
+from calibration.confidence import ReliabilityBin, brier_score, expected_calibration_error, reliability_bins
 from calibration.errors import CalibrationInputError
-from calibration.inputs import (Fingerprint, LabelRecord, VerdictRecord,
-                                check_unique_cases, labels_sha256)
-from calibration.metrics import (ClassStats, Share, confusion, evidence_agreement, key_agreement,
-                                 kappa_from_confusion, label_set, per_class)
+from calibration.inputs import Fingerprint, LabelRecord, VerdictRecord, check_unique_cases, labels_sha256
+from calibration.metrics import (
+    ClassStats,
+    Share,
+    confusion,
+    evidence_agreement,
+    kappa_from_confusion,
+    key_agreement,
+    label_set,
+    per_class,
+)
 from calibration.rates import RateStat, certify, sensitivity_specificity
 from calibration.reference import Matched, match, reference_labels
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import NamedTuple
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 

@@ -48,8 +48,9 @@ QUEUE = ["checkout-firefox/checkout-drift-01/3/goal", "checkout-firefox/checkout
 
 def make_reports(root: Path) -> dict[str, Path]:
     """root/runs (scenario + trace), root/reports (one report), root/labels (empty)."""
-    from judge import api, report
+    from judge import api
     from judge.judges.replay import ReplayJudge
+    from judge.render import report
 
     runs, reports, labels = root / "runs", root / "reports", root / "labels"
     for folder in (runs, reports, labels):

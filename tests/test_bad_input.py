@@ -282,7 +282,7 @@ def test_json_scenarios_are_read_as_json(files):
     scenario, trace = files(json.dumps(data, indent="\t"), scenario_name="tabs.json")
     run = cli("grade", scenario, trace, "--quiet")
     assert run.exception is None and run.code == 0, run.everything
-    from judge.fixture import load_scenario
+    from judge.ledger.fixture import load_scenario
 
     loaded, _ = load_scenario(scenario)
     assert loaded.ledger[0].value == 100000.0 and loaded.ledger[4].value == "chromium \U0001F600"

@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from judge.cli_calibration import register
+from judge.cli.calibration import register
 
 
 @pytest.fixture(scope="module")

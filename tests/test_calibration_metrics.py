@@ -9,13 +9,17 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import (accuracy_score, brier_score_loss, cohen_kappa_score, confusion_matrix,
-                             precision_recall_fscore_support)
+from sklearn.metrics import (
+    accuracy_score,
+    brier_score_loss,
+    cohen_kappa_score,
+    confusion_matrix,
+    precision_recall_fscore_support,
+)
 
 from calibration.annotators import krippendorff_alpha_nominal, mean_pairwise_kappa
-from calibration.confidence import (brier_score, expected_calibration_error, reliability_bins)
-from calibration.metrics import (accuracy, cohen_kappa, confusion, kappa_from_confusion, label_set,
-                                 per_class)
+from calibration.confidence import brier_score, expected_calibration_error, reliability_bins
+from calibration.metrics import accuracy, cohen_kappa, confusion, kappa_from_confusion, label_set, per_class
 
 SETTINGS = settings(max_examples=60, derandomize=True, deadline=None)
 LABELS = st.sampled_from(["violated", "upheld", "not-exercised"])

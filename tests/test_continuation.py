@@ -11,9 +11,16 @@ import typer
 from typer.testing import CliRunner
 
 from judge import api
-from judge.continuation import (AgentAction, AgentError, continue_from_summary, run_agent, to_messages,
-                                verdict_of, ActionCheck)
 from judge.errors import JudgeInputError
+from judge.summaries.continuation import (
+    ActionCheck,
+    AgentAction,
+    AgentError,
+    continue_from_summary,
+    run_agent,
+    to_messages,
+    verdict_of,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -108,7 +115,7 @@ def test_verdicts():
 
 
 def test_continue_command():
-    from judge import cli_summary
+    from judge.cli import summary as cli_summary
 
     app = typer.Typer()
     app.callback()(lambda: None)

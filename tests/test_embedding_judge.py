@@ -18,10 +18,10 @@ import pytest
 import yaml
 from pydantic import TypeAdapter
 
-from judge.judges import minilm
 from judge.judges.base import JudgeRequest, LedgerRow
-from judge.judges.embedding import EmbeddingJudge
+from judge.judges.local.judge import EmbeddingJudge
 from judge.model import Event
+from judge.text import minilm
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACT_DIRS = (ROOT / "examples", ROOT.parent / "shared" / "contract")
@@ -146,7 +146,7 @@ def test_loads_offline_in_a_fresh_process(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
            "TOKENIZERS_PARALLELISM": "false", "HF_HOME": str(tmp_path / "hf"),
            "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}
-    code = ("from judge.judges.minilm import load_embedding_model as load;"
+    code = ("from judge.text.minilm import load_embedding_model as load;"
             "v = load().encode(['hello'], normalize_embeddings=True); print(v.shape)")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=120)
@@ -164,7 +164,7 @@ def test_unknown_model_is_a_config_error():
 
 
 def test_importing_the_judge_does_not_import_torch():
-    code = ("import sys, judge.judges.embedding, judge.judges.minilm;"
+    code = ("import sys, judge.judges.local.judge, judge.text.minilm;"
             "print('sentence_transformers' in sys.modules, 'torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "False False", done.stderr

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from llm_server import Reply, _schema_enums, auto_answer, llm_server, request_schema  # noqa: F401
 from typer.testing import CliRunner
 
 from judge.cli import app
 from judge.judges.llm import libs
-from llm_server import Reply, _schema_enums, auto_answer, llm_server, request_schema  # noqa: F401
 
 MODEL = "openai/judge-e2e-model"
 runner = CliRunner()

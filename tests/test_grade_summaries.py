@@ -2,8 +2,8 @@
 safety-critical entry as a violation at the summary."""
 
 from judge.grade import grade_trace
-from judge.grade_summaries import handoff_fidelity, summary_violations
-from judge.summary import audit_summary_events
+from judge.grade.summaries import handoff_fidelity, summary_violations
+from judge.summaries.audit import audit_summary_events
 from tests.helpers import TraceBuilder, ledger_of
 
 LEDGER = [{"key": "goal", "class": "goal", "value": "Repair the flaky checkout test", "source_turn": 1},

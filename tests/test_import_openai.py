@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from judge.cli_import import register
+from judge.cli.imports import register
 from judge.errors import JudgeInputError
 from judge.trace import TraceReader, read_trace
 from judge.trace.openai_import import import_openai

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 import typer
+from otel_examples import example_groups, kvs, to_otlp, write_jsonl
 from typer.testing import CliRunner
 
-from judge.cli_import import register
+from judge.cli.imports import register
 from judge.errors import JudgeInputError
 from judge.trace import TraceReader, read_trace
 from judge.trace.otel import import_otel
 from judge.trace.otlp import read_traces
-from otel_examples import example_groups, kvs, to_otlp, write_jsonl
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TRACE = "0af7651916cd43dd8448eb211c80319c"

@@ -8,6 +8,7 @@ import os
 import re
 
 import pytest
+from llm_server import Reply, llm_server  # noqa: F401  (fixture)
 from pydantic import TypeAdapter
 
 from judge.config import JudgeConfig
@@ -17,7 +18,6 @@ from judge.judges.cache import VerdictCache
 from judge.judges.llm import LLMJudge, libs
 from judge.judges.render import blind, blind_events
 from judge.model import Event
-from llm_server import Reply, llm_server  # noqa: F401  (fixture)
 
 MODEL = "openai/judge-test-model"
 IN_PRICE, OUT_PRICE = 1e-6, 3e-6

@@ -1,6 +1,6 @@
 """The override rule: deterministic wins for safety-critical keys, in both directions."""
 
-from judge.merge import merge_key
+from judge.grade.merge import merge_key
 from judge.model import Finding, JudgeFinding
 
 

@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from judge import prompts
-from judge.cli_prompts import register
+from judge.cli.prompts import register
 from judge.errors import ConfigError, JudgeInputError
 
 PROMPT = """---

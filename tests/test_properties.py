@@ -9,15 +9,15 @@ import json
 import random
 from typing import Any
 
-import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from judge.checks import RuleSet
 from judge.grade import grade_trace
 from judge.judges.base import JudgeRequest, JudgeResult
 from judge.ledger import ExpectedLedger, build_ledger, lint
 from judge.model import GradeReport, JudgeFinding, JudgeVerdict, RunReport, Scenario
-from judge.report import to_json
+from judge.render.report import to_json
 from judge.trace import TraceReader
 
 SETTINGS = settings(max_examples=50, deadline=None, derandomize=True)

@@ -53,7 +53,8 @@ def test_nothing_redacted_reaches_the_report():
     assert report.redactions == {"api_key": 1, "bearer_token": 1, "card_number": 1, "email": 2, "secret_field": 1}
 
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 from judge.trace.redact import line_needs_redaction  # noqa: E402
 

@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 
 import pytest
+from review_data import live_server, make_reports
 
 from judge.service import create_app
-from review_data import live_server, make_reports
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -14,10 +14,10 @@ import pytest
 import typer
 import yaml
 from fastapi.testclient import TestClient
+from review_data import QUEUE, live_server, make_reports
 from typer.testing import CliRunner
 
 from judge.service import create_app
-from review_data import QUEUE, live_server, make_reports
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -202,7 +202,7 @@ def test_audit_summary_keeps_or_loses_entries(client: TestClient, contract: Path
 
 
 def test_schema_endpoints(client: TestClient) -> None:
-    from judge.schemas import json_schema, schema_names
+    from judge.model.schemas import json_schema, schema_names
 
     assert client.get("/v1/schema").json() == {"schemas": schema_names()}
     assert client.get("/v1/schema/grade-report").json() == json_schema("grade-report")
@@ -317,7 +317,7 @@ def test_body_limit_by_length_and_while_streaming() -> None:
 
 
 def test_serve_refuses_a_public_bind_without_token(monkeypatch: pytest.MonkeyPatch) -> None:
-    from judge.cli_serve import is_loopback, register
+    from judge.cli.serve import is_loopback, register
 
     app = typer.Typer()
     register(app)
@@ -419,7 +419,7 @@ def test_review_degrades_without_trace_scenario_or_labels(tmp_path: Path) -> Non
 
 
 def test_judge_calibrate_reads_the_answers(review) -> None:
-    from judge.calibrate_run import judge_verdicts_for_labels
+    from judge.grade.labelled import judge_verdicts_for_labels
     from judge.judges.replay import ReplayJudge
 
     paths, client = review

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import TraceBuilder
 
 from judge.api import grade_paths, load_ledger
 from judge.errors import JudgeInputError
 from judge.grade import grade_trace
+from judge.grade.provenance import provenance
+from judge.grade.slice import write_slice
 from judge.model import RunHeader
-from judge.report import to_json
-from judge.reproduce import provenance, write_slice
-
-from helpers import TraceBuilder
+from judge.render.report import to_json
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -123,9 +123,9 @@ def test_slice_from_a_suite_report_and_the_cli(tmp_path):
     import typer
     from typer.testing import CliRunner
 
-    from judge.cli_suite import register
+    from judge.cli.suite import register
+    from judge.render.suite import to_json as suite_json
     from judge.suite import grade_suite
-    from judge.suite_report import to_json as suite_json
 
     report = tmp_path / "suite.json"
     report.write_text(suite_json(grade_suite(EXAMPLES / "suite" / "suite.yaml", jobs=1).report))
@@ -201,7 +201,7 @@ def test_provenance_records_candidate_packages_and_input_hashes(tmp_path):
 
 
 def test_provenance_imports_no_heavy_module():
-    code = ("import sys; from judge.reproduce import package_versions; v = package_versions(); "
+    code = ("import sys; from judge.grade.provenance import package_versions; v = package_versions(); "
             "heavy = [m for m in ('torch', 'litellm', 'sentence_transformers', 'scipy') if m in sys.modules]; "
             "print(heavy, v['litellm'] is not None)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)

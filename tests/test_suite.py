@@ -11,7 +11,7 @@ import yaml
 
 from judge.errors import JudgeInputError
 from judge.suite import exit_code, grade_suite, load_manifest
-from judge.suite_result import clopper_pearson, compare
+from judge.suite.result import clopper_pearson, compare
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -64,7 +64,7 @@ def test_pass_rate_interval_is_clopper_pearson(example):
 
 
 def test_json_has_the_contract_names_and_provenance(example):
-    from judge.suite_report import to_json
+    from judge.render.suite import to_json
 
     data = json.loads(to_json(example))
     assert {"suite", "release", "scenarios"} <= set(data) and data["suite"] == "nightly"
@@ -98,7 +98,7 @@ def test_a_threaded_parent_grades_through_the_forkserver(example):
     starts its workers from a forkserver instead; the report is the same."""
     import threading
 
-    from judge.suite import _context
+    from judge.suite.run import _context
 
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait, daemon=True)
@@ -220,7 +220,7 @@ def test_suite_name_is_required_when_there_are_several(tmp_path):
 
 
 def test_compare_shows_signatures_that_appeared_and_vanished(example):
-    from judge.suite_report import to_json
+    from judge.render.suite import to_json
 
     old = json.loads(to_json(example))
     checkout = old["scenarios"][0]
@@ -261,8 +261,8 @@ def test_cli_suite_writes_reports_and_exits_from_the_rules(tmp_path, example):
     import typer
     from typer.testing import CliRunner
 
-    from judge.cli_suite import register
-    from judge.suite_report import to_json
+    from judge.cli.suite import register
+    from judge.render.suite import to_json
 
     app = typer.Typer()
     register(app)
@@ -291,7 +291,7 @@ def test_cli_suite_writes_reports_and_exits_from_the_rules(tmp_path, example):
 
 
 def test_cli_default_judge_is_the_configured_default(tmp_path):
-    from judge.cli_suite import _default_judge
+    from judge.cli.suite import _default_judge
 
     config = tmp_path / "judge.toml"
     config.write_text('[tool.judge]\ndefault = "mine"\n')

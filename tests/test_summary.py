@@ -6,13 +6,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from helpers import ledger_of
+
 from judge import api
-from judge import summary_cues as sc
 from judge.errors import JudgeInputError
-from judge.summary import (LayerFinding, SummaryAudit, SummaryAuditor, audit_entries, audit_summary,
-                           audit_summary_events, exit_code, merge, read_summary_file, summary_events_of)
+from judge.summaries import cues as sc
+from judge.summaries.audit import (
+    LayerFinding,
+    SummaryAudit,
+    audit_entries,
+    audit_summary,
+    audit_summary_events,
+    exit_code,
+    merge,
+    read_summary_file,
+    summary_events_of,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKOUT = ROOT / "examples" / "checkout-firefox"
@@ -182,7 +191,7 @@ def test_no_heavy_import_without_a_model(checkout):
     import subprocess
     import sys
 
-    code = ("import sys; from judge import api; from judge.summary import audit_summary; "
+    code = ("import sys; from judge import api; from judge.summaries.audit import audit_summary; "
             f"l = api.load_ledger({str(CHECKOUT / 'scenario.yaml')!r}); audit_summary(l, 'Browser: firefox', 6); "
             "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -7,15 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
+from llm_server import Reply, llm_server, request_schema  # noqa: F401  (fixture)
 
 from judge import api
 from judge.config import JudgeConfig
 from judge.errors import ConfigError
 from judge.judges.cache import VerdictCache
 from judge.judges.llm import libs
-from judge.summary import SummaryAuditor
-from judge.summary_judge import SummaryJudge
-from llm_server import Reply, llm_server, request_schema  # noqa: F401  (fixture)
+from judge.summaries.audit import SummaryAuditor
+from judge.summaries.llm import SummaryJudge
 
 MODEL = "openai/summary-judge-test"
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def test_audit_summary_command_with_a_judge(llm_server, tmp_path, monkeypatch): 
     import typer
     from typer.testing import CliRunner
 
-    from judge import cli_summary
+    from judge.cli import summary as cli_summary
 
     monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / "cache"))
     config = tmp_path / "judge.toml"

@@ -10,9 +10,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from judge import api, summary_eval
-from judge.summary import SummaryAuditor, audit_summary, audit_summary_events
-from judge.summary_semantic import ENTRY_VECTORS, THRESHOLDS_FILE, Thresholds
+from judge import api
+from judge.summaries import evaluation as summary_eval
+from judge.summaries.audit import SummaryAuditor, audit_summary, audit_summary_events
+from judge.summaries.semantic import ENTRY_VECTORS, THRESHOLDS_FILE, Thresholds
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -21,7 +22,7 @@ LABELS = ROOT / "labels" / "summaries"
 
 @pytest.fixture(scope="module")
 def model():
-    from judge.judges.minilm import load_embedding_model
+    from judge.text.minilm import load_embedding_model
 
     return load_embedding_model("all-MiniLM-L6-v2")
 
@@ -180,7 +181,7 @@ def test_semantic_layer_beats_the_phrase_layer_on_held_out_summaries(model):
 
 @pytest.fixture(scope="module")
 def cli():
-    from judge import cli_summary
+    from judge.cli import summary as cli_summary
 
     app = typer.Typer()
     app.callback()(lambda: None)

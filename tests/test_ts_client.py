@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from review_data import live_server
 
 from judge.service import create_app
-from review_data import live_server
 
 REPO = Path(__file__).resolve().parents[1]
 CLIENT = REPO / "examples" / "ts-client" / "grade.mjs"

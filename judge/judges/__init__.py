@@ -1,1 +1,2 @@
-"""Judge backends: the plug-in point for semantic grading (see base.Judge)."""
+"""Judge backends, one each: llm (litellm + instructor), local (offline), replay; the verdict cache and
+the model-blind rendering of a request. A judge answers one request and knows no grading."""

@@ -18,7 +18,7 @@ def make_judge(config: JudgeConfig) -> Judge:
 
         return ReplayJudge.from_config(config)
     if config.backend == "embedding":
-        from judge.judges.embedding import EmbeddingJudge
+        from judge.judges.local.judge import EmbeddingJudge
 
         return EmbeddingJudge(config)
     raise ConfigError(f"unknown judge backend {config.backend!r}")  # pragma: no cover - config validates

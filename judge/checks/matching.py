@@ -1,0 +1,118 @@
+"""Matching tool names, arguments and values: globs, argument matchers, and whether an argument
+carries a (superseded) value. Shared by every check; nothing here knows a rule."""
+
+from __future__ import annotations
+
+import re
+from fnmatch import translate as fnmatch_translate
+from typing import Any, Iterable
+
+# fnmatchcase(name, pattern) is `re.compile(fnmatch.translate(pattern)).match(name) is not None`
+# behind an lru_cache; rules have few patterns, so their matchers are kept here, and the answer for
+# a (tool name, pattern) pair, asked on every call, is remembered (tool names are few too).
+_GLOB_MATCHERS: dict[str, Any] = {}
+_TOOL_MATCHES: dict[tuple[str, str], bool] = {}
+
+
+def glob_matcher(pattern: str) -> Any:
+    match = _GLOB_MATCHERS.get(pattern)
+    if match is None:
+        match = _GLOB_MATCHERS[pattern] = re.compile(fnmatch_translate(pattern)).match
+    return match
+
+
+def tool_is(tool: str, pattern: str) -> bool:
+    """fnmatchcase(tool, pattern), remembered."""
+    key = (tool, pattern)
+    hit = _TOOL_MATCHES.get(key)
+    if hit is None:
+        hit = glob_matcher(pattern)(tool) is not None
+        if len(_TOOL_MATCHES) < 4096:
+            _TOOL_MATCHES[key] = hit
+    return hit
+
+
+def glob(pattern: str, value: Any) -> bool:
+    return isinstance(value, str) and glob_matcher(pattern)(value) is not None
+
+
+def matches(expected: Any, actual: Any) -> bool:
+    """An argument matcher: a glob when the expected string has glob characters, else equality."""
+    if isinstance(expected, str) and any(c in expected for c in "*?["):
+        return glob(expected, actual)
+    if isinstance(expected, str) and isinstance(actual, str):
+        return expected.casefold() == actual.casefold()
+    return expected == actual
+
+
+def norm(value: Any) -> str:
+    return str(value).strip().casefold()
+
+
+def leaves(value: Any) -> Iterable[Any]:
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from leaves(v)
+    else:
+        yield value
+
+
+def leaf_list(value: Any, out: list[Any]) -> list[Any]:
+    """The leaves of a JSON-like value, in the order of `_leaves`, without a generator per level."""
+    if isinstance(value, dict):
+        value = value.values()
+    elif not isinstance(value, list):
+        out.append(value)
+        return out
+    for v in value:
+        if isinstance(v, (dict, list)):
+            leaf_list(v, out)
+        else:
+            out.append(v)
+    return out
+
+
+class Carrier:
+    """`carries_value(actual, old)` with `old` prepared once: its normalised forms and, for strings
+    of 3 or more characters, the whole-word pattern (superseded values are checked on every call).
+
+    A string leaf is first tested by substring: `norm(leaf)` (strip, then casefold, which folds
+    character by character) lies inside `leaf.casefold()`, and so does any whole-word match, so when
+    neither the normalised old value nor its casefolded form occurs there, neither test can pass."""
+
+    __slots__ = ("olds",)
+
+    def __init__(self, old: Any) -> None:
+        olds = old if isinstance(old, list) else [old]
+        self.olds = [(norm(o), o.casefold() if isinstance(o, str) and len(o) >= 3 else None,
+                      re.compile(rf"(?<![\w-]){re.escape(o.casefold())}(?![\w-])").search
+                      if isinstance(o, str) and len(o) >= 3 else None) for o in olds]
+
+    def __call__(self, actual: Any) -> bool:
+        olds = self.olds
+        for leaf in leaf_list(actual, []):
+            if type(leaf) is str:
+                folded = leaf.casefold()
+                for norm_old, word, search in olds:
+                    if norm_old in folded and norm(leaf) == norm_old:
+                        return True
+                    if word is not None and word in folded and search(folded):
+                        return True
+            else:
+                normed = norm(leaf)
+                folded = leaf.casefold() if isinstance(leaf, str) else None
+                for norm_old, word, search in olds:
+                    if normed == norm_old:
+                        return True
+                    if search is not None and folded is not None and search(folded):
+                        return True
+        return False
+
+
+def carries_value(actual: Any, old: Any) -> bool:
+    """Does an argument carry a (superseded) value: equal, an element of it, or a whole word of it."""
+    return Carrier(old)(actual)
+

@@ -1,0 +1,100 @@
+"""`judge grade | lint | ledger | schema`: grade runs, check and show a scenario, print the formats."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.text import Text
+
+from judge.cli.common import console, refuse_overwriting_inputs, user_errors, write_output
+
+
+@user_errors
+def grade(
+    scenario: Path = typer.Argument(..., help="Scenario file (YAML or JSON): the reviewed ledger."),
+    traces: list[Path] = typer.Argument(..., help="One or more JSONL traces of runs of that scenario."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="Judge for semantic keys: `none` "
+                                        "(deterministic checks only) or a judge name from "
+                                        "[tool.judge.judges]; default: [tool.judge].default, else the "
+                                        "embedded offline judge `local`."),
+    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] "
+                                          "table (default: $JUDGE_CONFIG, else the nearest pyproject.toml)."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report here (for a PR)."),
+    floor: float = typer.Option(1.0, "--floor", min=0.0, max=1.0, help="Below 1.0, runs whose only "
+                                "violations are non-safety ones pass while their quality score is >= floor."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; exit code only."),
+) -> None:
+    """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input."""
+    from judge.api import GradeSession
+    from judge.render import report as render
+
+    inputs = [scenario, *traces]
+    refuse_overwriting_inputs([json_path, junit, md], inputs)
+    session = GradeSession.open(judge, config_file=config)
+    result = session.grade_files(scenario, traces, floor=floor)
+    for path, text in ((json_path, render.to_json), (junit, render.to_junit), (md, render.to_markdown)):
+        if path:
+            write_output(path, text(result), inputs)
+    if not quiet:
+        render.render_terminal(result, console())
+    raise typer.Exit(session.exit_code(result))
+
+
+@user_errors
+def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check.")) -> None:
+    """Report every fixture error (exit 2) and warn about safety-critical keys no rule guards."""
+    from judge.api import lint_file
+
+    out = console()
+    issues = lint_file(scenario)
+    errors = [i for i in issues if i.level == "error"]
+    for issue in issues:
+        colour = "red" if issue.level == "error" else "yellow"
+        out.print(Text.assemble((f"{issue.level}: ", colour), issue.render(str(scenario))), soft_wrap=True)
+    if not issues:
+        out.print(f"{scenario}: ok")
+    raise typer.Exit(2 if errors else 0)
+
+
+@user_errors
+def ledger(
+    scenario: Path = typer.Argument(..., help="Scenario file."),
+    turn: Optional[int] = typer.Option(None, "--turn", min=0, help="Show only the ledger after this turn."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+) -> None:
+    """Print the expected ledger after each turn that changes it, with that turn's delta."""
+    from judge.api import load_ledger
+    from judge.render.ledger import ledger_json, render_ledger
+
+    expected = load_ledger(scenario)
+    if as_json:
+        console().print_json(json.dumps(ledger_json(expected, turn)))
+    else:
+        render_ledger(expected, turn, console())
+
+
+@user_errors
+def schema(name: Optional[str] = typer.Argument(None, help="Format name; omit to list them.")) -> None:
+    """Print the JSON Schema of a file format (scenario, event, run-header, grade-report, ...)."""
+    from judge.model.schemas import json_schema, schema_names
+
+    if name is None:
+        out = console()
+        for n in schema_names():
+            out.print(n)
+        return
+    sys.stdout.write(json.dumps(json_schema(name), indent=2) + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `grade`, `lint`, `ledger` and `schema` to the `judge` typer app."""
+    app.command()(grade)
+    app.command("lint")(lint_cmd)
+    app.command()(ledger)
+    app.command()(schema)

@@ -1,0 +1,145 @@
+"""`judge suite` and `judge slice`: thin typer commands over judge.suite and judge.grade.slice.
+
+Exit codes: `suite` 0 when the release rules pass, 1 when they fail; `slice` 0 when re-grading the
+slice reproduces the first divergence (or it came from the judge), 1 when it does not; both 2 on bad
+input (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.text import Text
+
+from judge.cli.common import console as _out
+from judge.cli.common import err as _err
+from judge.cli.common import user_errors
+from judge.cli.common import write_output as _write
+from judge.errors import JudgeInputError
+
+
+def _default_judge(judge: Optional[str], config: Optional[Path]) -> Optional[str]:
+    """`none` -> no judge; no option -> `[tool.judge].default` (as `judge grade`), else `local`."""
+    if judge == "none":
+        return None
+    if judge is not None:
+        return judge
+    from judge.config import configured_judges
+
+    return configured_judges(config_file=config)[1]
+
+
+class _Bar:
+    """A rich progress bar on stderr, fed by grade_suite's progress(done, total) callback."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled, self.progress, self.task = enabled, None, None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.progress is None:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.progress = Progress(TextColumn("grading runs"), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), TimeRemainingColumn(), console=_err, transient=True)
+            self.progress.start()
+            self.task = self.progress.add_task("runs", total=total)
+        self.progress.update(self.task, completed=done)
+
+    def stop(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+@user_errors
+def suite_command(
+    manifest: Path = typer.Argument(..., help="Suite manifest (YAML or JSON): suites, releaseRules, scenarios."),
+    suite: Optional[str] = typer.Option(None, "--suite", help="Suite to run (may be omitted when there is one)."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="`none` (deterministic checks only) or a judge "
+                                        "name; default: [tool.judge].default, as for `judge grade`."),
+    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] table."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report here."),
+    compare: Optional[Path] = typer.Option(None, "--compare", help="An older suite JSON report: show the "
+                                           "failure signatures that appeared or vanished since."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (shown only on a terminal) "
+                               "and no terminal report."),
+) -> None:
+    """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail; 2: bad input."""
+    from judge.render import suite as suite_report
+    from judge.suite import exit_code, grade_suite
+    from judge.suite.result import compare as compare_reports
+
+    old = None
+    if compare is not None:
+        try:
+            old = json.loads(compare.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(compare)) from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise JudgeInputError(f"not a JSON suite report: {exc}", file=str(compare)) from None
+    bar = _Bar(enabled=not quiet and _err.is_terminal)  # no bar in CI logs
+    try:
+        run = grade_suite(manifest, suite, judge_name=_default_judge(judge, config), config_file=config,
+                          jobs=jobs, progress=bar)
+    finally:
+        bar.stop()
+    report = run.report
+    if old is not None:
+        report.compare = compare_reports(report, old, str(compare))
+    inputs = [manifest, *([compare] if compare else [])]
+    inputs += [Path(s.file) for s in report.scenarios] + [Path(r.trace) for s in report.scenarios
+                                                           for r in s.results if r.trace]
+    if json_path:
+        _write(json_path, suite_report.to_json(report), inputs)
+    if junit:
+        _write(junit, suite_report.to_junit(report), inputs)
+    if md:
+        _write(md, suite_report.to_markdown(report), inputs)
+    if not quiet:
+        suite_report.render_terminal(report, _out())
+    raise typer.Exit(exit_code(report))
+
+
+@user_errors
+def slice_command(
+    report: Path = typer.Argument(..., help="A grade report (`judge grade --json`) or suite report (`judge suite --json`)."),
+    run: str = typer.Option(..., "--run", help="Run id of the failing run."),
+    out: Path = typer.Option(..., "-o", "--out", help="Folder to write scenario.yaml, trace.jsonl and slice.json into."),
+    scenario: Optional[Path] = typer.Option(None, "--scenario", help="The run's scenario file (default: the "
+                                            "one the report names, else a file with its id beside the trace)."),
+) -> None:
+    """Cut the minimal failing slice of a run (last passing checkpoint through first divergence) into a
+    standalone scenario and trace that re-grade to the same first divergence."""
+    from judge.api import write_slice
+
+    result = write_slice(report, run, out, scenario=scenario)
+    console = _out()
+    d = result.divergence
+    console.print(f"slice of {run}: {len(result.events)} event(s) ({', '.join(result.events[:6])}"
+                  f"{' ...' if len(result.events) > 6 else ''}), {len(result.keys)} ledger key(s)"
+                  + (f", context {', '.join(result.context)}" if result.context else ""))
+    console.print(f"first divergence: turn {d.turn}, key {d.key}, event {d.event}, rule {d.rule or 'judge'}")
+    style = {True: "green", False: "bold red", None: "yellow"}[result.verified]
+    console.print(Text(result.note, style))
+    console.print(f"re-grade: judge grade {result.scenario} {result.trace} --judge none")
+    raise typer.Exit(1 if result.verified is False else 0)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `suite` and `slice` to the `judge` typer app."""
+    app.command("suite")(suite_command)
+    app.command("slice")(slice_command)

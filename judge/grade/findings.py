@@ -1,0 +1,93 @@
+"""Per checkpoint: which keys are asked about, the rules' verdict on each, and the merged findings."""
+
+from __future__ import annotations
+
+from judge.checks import PROHIBITIONS, RuleSet
+from judge.checks.authority import expected_call_state
+from judge.grade.merge import merge_key
+from judge.grade.windows import Window
+from judge.ledger import ExpectedLedger
+from judge.model import CheckpointReport, Finding
+
+
+def window_keys(window: Window, ledger: ExpectedLedger, rules: RuleSet) -> list[str]:
+    """Keys the checkpoint names, keys violated in its window, and for the implicit final
+    checkpoint every key active at its turn."""
+    cp = window.checkpoint
+    keys = list(dict.fromkeys([*cp.must_retain, *cp.expect_completed]))
+    if window.implicit:
+        keys += [k for k, h in ledger.keys.items() if h.is_active(cp.after_turn) and k not in keys]
+    keys += [h.key for h in window.hits if h.violated and h.key not in keys]
+    return keys
+
+
+def deterministic_finding(key: str, window: Window, ledger: ExpectedLedger, rules: RuleSet) -> Finding | None:
+    """The rules' verdict on one key for one window, or None when no rule guards the key."""
+    guarding = rules.by_key.get(key, [])
+    hits = [x for x in window.hits if x.key == key]
+    if not guarding and not hits:
+        return None
+    h = ledger.history(key)
+    base = dict(key=key, source="deterministic", class_=h.class_, sensitivity=h.sensitivity)
+    bad = [x for x in hits if x.violated]
+    if bad:
+        first = bad[0]
+        return Finding(**base, verdict="violated", evidence_event=first.event, turn=first.turn,
+                       rule=first.rule, detail=first.detail)
+    turn = window.checkpoint.after_turn
+    missing = _expected_call_missing(key, window, rules)
+    if missing is not None and not bad:
+        return Finding(**base, **missing)
+    if hits:
+        last = hits[-1]
+        return Finding(**base, verdict="upheld", evidence_event=last.event, turn=last.turn,
+                       rule=last.rule, detail=last.detail)
+    standing = [rid for rid, rule in guarding if rule.check in PROHIBITIONS and
+                (rule.check != "superseded-value" or h.superseded_at(turn))]
+    if standing and window.n_events and h.is_active(turn):
+        return Finding(**base, verdict="upheld", rule=standing[0], turn=turn,
+                       detail="no event in the window broke the rule")
+    detail = "key revoked" if h.revoked_at is not None and turn >= h.revoked_at else \
+        "no event in the window exercised the rule"
+    return Finding(**base, verdict="not-exercised", rule=guarding[0][0], turn=turn, detail=detail)
+
+
+def _expected_call_missing(key: str, window: Window, rules: RuleSet) -> dict | None:
+    """An expected call not made by a checkpoint that expects the key completed: a violation, with
+    the last non-matching call of the tool as evidence when there is one."""
+    turn = window.checkpoint.after_turn
+    if key not in window.checkpoint.expect_completed:
+        return None
+    for rid, rule in rules.by_key.get(key, []):
+        if rule.check != "expected-call":
+            continue
+        for state in expected_call_state(rules, key):
+            if state["done_at"] is not None and state["done_at"] <= turn:
+                break
+        else:
+            misses = [m for st in expected_call_state(rules, key) for m in st["misses"] if m[0] <= turn]
+            last = misses[-1] if misses else None
+            detail = f"no ok {rule.tool} call with the expected arguments by turn {turn}"
+            if last is not None:
+                detail += f" ({last[1]}: {last[2]})"
+            return dict(verdict="violated", rule=rid, turn=last[0] if last else turn,
+                        evidence_event=last[1] if last else None, detail=detail)
+    return None
+
+
+
+def checkpoint_report(window: Window, keys: list[str], ledger: ExpectedLedger, rules: RuleSet) -> CheckpointReport:
+    judged = {}
+    if window.judge_result is not None and window.judge_result.verdict is not None:
+        judged = {f.key: f for f in window.judge_result.verdict.findings}
+    judge_error = window.judge_result is not None and window.judge_result.verdict is None
+    findings = []
+    for key in keys:
+        h = ledger.history(key)
+        findings.append(merge_key(
+            key=key, class_=h.class_, sensitivity=h.sensitivity, turn=window.checkpoint.after_turn,
+            deterministic=deterministic_finding(key, window, ledger, rules),
+            judged=judged.get(key), judge_error=window.judge_result.error if judge_error else None,
+            judged_at_all=window.judge_result is not None, event_turns={e.id: e.turn for e in window.events}))
+    return CheckpointReport(after_turn=window.checkpoint.after_turn, implicit=window.implicit, findings=findings,
+                            path_review=window.path_review)

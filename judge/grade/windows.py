@@ -1,0 +1,135 @@
+"""Checkpoint windows: events stream through once; each checkpoint covers the turns since the previous
+one (an implicit final checkpoint covers what follows the last one). Only the current window is held
+in memory, plus its events when a judge has to see them; a closed window keeps only the hits its
+report reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from judge.checks import Hit, RuleSet
+from judge.checks.paths import CallLog, forbidden_path_hits, path_review
+from judge.judges.base import JudgeResult
+from judge.ledger import ExpectedLedger
+from judge.model import Checkpoint, Event, PathReview, Recovery
+from judge.trace import TraceReader
+
+
+@dataclass
+class Window:
+    """The events of one checkpoint window and what the rules saw in it."""
+
+    checkpoint: Checkpoint
+    implicit: bool = False
+    from_turn: int = 0
+    ids: list[str] = field(default_factory=list)
+    n_events: int = 0
+    first_index: int = 0  # trace position of the window's first event
+    events: list[Event] = field(default_factory=list)
+    hits: list[Hit] = field(default_factory=list)
+    judge_result: JudgeResult | None = None
+    calls: CallLog = field(default_factory=CallLog)
+    path_review: PathReview | None = None
+
+
+def checkpoints(ledger: ExpectedLedger) -> list[Checkpoint]:
+    return sorted(ledger.scenario.checkpoints, key=lambda c: c.after_turn)
+
+
+
+def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
+                    keep_events: bool, on_close, summaries: list) -> int:
+    """Feed every event to the rules, closing each checkpoint window as the turns pass it."""
+    cps = checkpoints(ledger)
+    track_calls = any(cp.allowed_actions or cp.forbidden_paths for cp in cps)
+    idx, prev_turn = 0, -1
+    window = Window(cps[0], from_turn=0) if cps else None
+    count = 0
+    for count, event in enumerate(reader, start=1):
+        while window is not None and not window.implicit and event.turn > window.checkpoint.after_turn:
+            on_close(window)
+            prev_turn = window.checkpoint.after_turn
+            idx += 1
+            window = Window(cps[idx], from_turn=prev_turn + 1) if idx < len(cps) else None
+        if window is None:
+            window = Window(Checkpoint(after_turn=event.turn), implicit=True, from_turn=prev_turn + 1)
+        if window.implicit:
+            window.checkpoint.after_turn = event.turn
+        if not window.n_events:
+            window.first_index = count - 1
+        window.ids.append(event.id)
+        window.n_events += 1
+        if keep_events:
+            window.events.append(event)
+        window.hits.extend(rules.observe(event, count - 1))
+        if event.kind == "summary":
+            summaries.append(event)
+        if track_calls:
+            window.calls.observe(event, count - 1)
+    while window is not None:
+        on_close(window)
+        idx += 1
+        window = Window(cps[idx], from_turn=window.checkpoint.after_turn + 1) if idx < len(cps) else None
+    return count
+
+
+@dataclass
+class RunAccumulator:
+    """Per-run results gathered as windows close (bounded by checkpoints, not events)."""
+
+    windows: list[Window] = field(default_factory=list)
+    slice_ids: list[str] | None = None
+    passing_ids: list[str] = field(default_factory=list)
+    first_hit: Hit | None = None
+    recovery: dict[str, Recovery] = field(default_factory=dict)
+
+    def close(self, window: Window) -> None:
+        # A compliant use of a rule counts as recovery only when that event broke no rule at all.
+        violating = {h.event for h in window.hits if h.violated}
+        for hit in window.hits:
+            if hit.violated or hit.event not in violating:
+                self._track_recovery(hit)
+        bad = [h for h in window.hits if h.violated]
+        if bad and self.first_hit is None:
+            self.first_hit = min(bad, key=lambda h: h.index)
+            cut = window.ids.index(self.first_hit.event) + 1
+            self.slice_ids = window.ids[:cut]
+        window.ids = window.ids if window.events else []  # ids are only needed for the judge's view
+        window.hits = _compact_hits(window.hits)
+        self.windows.append(window)
+
+    def _track_recovery(self, hit: Hit) -> None:
+        rec = self.recovery.get(hit.key)
+        if hit.violated:
+            if rec is None:
+                self.recovery[hit.key] = Recovery(violated_at=hit.turn, recovered=False)
+            else:
+                rec.recovered, rec.recovered_at = False, None
+        elif rec is not None and not rec.recovered:
+            rec.recovered, rec.recovered_at = True, hit.turn
+
+
+def _compact_hits(hits: list[Hit]) -> list[Hit]:
+    """What a closed window's report still reads: per key the first violation and the last hit,
+    and every leak. Keeps memory growing with the longest window, not with the trace."""
+    first_bad: dict[str, int] = {}
+    last: dict[str, int] = {}
+    leaks = set()
+    for i, h in enumerate(hits):
+        if h.violated and h.key not in first_bad:
+            first_bad[h.key] = i
+        if h.violated and h.check == "no-leak":
+            leaks.add(i)
+        last[h.key] = i
+    keep = set(first_bad.values()) | set(last.values()) | leaks
+    return [h for i, h in enumerate(hits) if i in keep]
+
+
+def close_paths(window: Window) -> Window:
+    """Forbidden paths become hits of the window; a window outside every allowed set, a review mark."""
+    if window.calls.calls:
+        window.hits.extend(forbidden_path_hits(window.checkpoint, window.calls))
+        window.hits.sort(key=lambda h: h.index)
+        window.path_review = path_review(window.checkpoint, window.calls)
+    window.calls = CallLog()
+    return window

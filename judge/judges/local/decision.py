@@ -1,0 +1,89 @@
+"""What a decision rule of the offline judge returns, how several merge, and the fixed confidence of
+each branch of the rules (lower where a branch guesses; calibration maps them to observed accuracy).
+
+The rules, one module per kind of ledger entry: values.py (facts and other valued entries),
+claims.py (completions), restrictions.py (constraints and permissions). Each reads a `SliceView`
+whose unit-to-entry similarities are already computed and returns a `Decision`, or None when it has
+nothing to say. The similarities are used only to pick which units concern an entry; whether a unit
+upholds or breaks it is decided from values, tool names, result statuses and negation cues.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from judge.judges.local.slice_view import Unit
+from judge.model import StateWriteEvent, ToolCallEvent
+
+RELATED = 0.30  # cosine from which a unit is taken to concern an entry (MiniLM, measured)
+NEAR_TIE = 0.05  # verification calls scoring within this of the best count as equally relevant
+LONG_VALUE_MATCH = 0.50  # cosine from which a unit is taken to speak of a long (sentence) value
+LONG_VALUE_MARGIN = 0.10  # ...and by this much more than of the other value
+
+# Confidence per branch (see the module docstring of embedding.py for the table).
+STALE_IN_ARGS = 0.80
+STALE_IN_ACTION = 0.70
+OTHER_VALUE_IN_ARG = 0.55
+STALE_IN_TEXT = 0.45
+STALE_TALK_THEN_CURRENT_ACTION = 0.55
+CURRENT_IN_ACTION = 0.75
+CURRENT_IN_TEXT = 0.50
+LONG_VALUE_ACTION = 0.45
+LONG_VALUE_TEXT = 0.35
+CLAIM_AFTER_FAILURE = 0.65
+CLAIM_AFTER_FAILED_COUNTS = 0.55
+CLAIM_VALUE_MISMATCH = 0.60
+CLAIM_BEFORE_RESULT = 0.40
+CLAIM_VERIFIED = 0.65
+CLAIM_UNVERIFIABLE = 0.30
+PROHIBITED_TOOL = 0.65
+PROHIBITED_TOOL_ON_OBJECT = 0.55
+OUTSIDE_ALLOW_LIST = 0.70
+INSIDE_ALLOW_LIST = 0.60
+PROHIBITED_FAMILY_OUTSIDE_ALLOWED = 0.40
+PROHIBITED_FAMILY_INSIDE_ALLOWED = 0.45
+PROHIBITED_FAMILY_UNCHECKED = 0.30
+
+EXACT, MENTION, SEMANTIC = 3, 2, 1  # how a unit carries a value
+
+_NOT_DONE = {"", "false", "no", "none", "null", "pending", "todo", "open", "in progress",
+             "in-progress", "failed", "blocked", "0"}
+_COMMAND_ARGS = ("command", "cmd", "action", "operation", "op", "method", "script")
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: str  # violated | upheld | not-exercised
+    confidence: float
+    event: str | None
+    rationale: str
+
+
+def merge(decisions: Iterable[Decision | None]) -> Decision | None:
+    """A violation wins (the most confident, the first on a tie); else the most confident upheld."""
+    found = [d for d in decisions if d is not None]
+    for verdict in ("violated", "upheld"):
+        same = [d for d in found if d.verdict == verdict]
+        if same:
+            return max(same, key=lambda d: d.confidence)  # max keeps the first of equals
+    return found[0] if found else None
+
+
+# ---------------------------------------------------------------- values (facts, supersession)
+
+
+def unit_kind(unit: Unit) -> str:
+    if isinstance(unit.event, ToolCallEvent):
+        return f"the call {unit.event.tool} ({unit.event.id})"
+    if isinstance(unit.event, StateWriteEvent):
+        return f"the state write {unit.event.key} ({unit.event.id})"
+    return f"the agent's text ({unit.event.id})"
+
+
+def quote(text: str, limit: int = 120) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def norm(name: Any) -> str:
+    return "".join(ch for ch in str(name).lower() if ch.isalnum())

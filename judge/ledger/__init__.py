@@ -1,0 +1,15 @@
+"""The reviewed ledger: scenario files in, the expected ledger at every turn out, and the fixture lint."""
+
+from judge.ledger.fixture import dotted, line_of, load_scenario, read_structured, validate_scenario
+from judge.ledger.lint import LintIssue, build_ledger, lint
+from judge.ledger.load import lint_file, load_ledger
+from judge.ledger.reducer import (
+                                  USER_INSTRUCTION_CLASSES,
+                                  EntrySnapshot,
+                                  ExpectedLedger,
+                                  KeyHistory,
+                                  Version,
+                                  session_at,
+)
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,147 @@
+"""Load a scenario file (YAML or JSON) into a `Scenario`, with errors that name file, line and field.
+
+PyYAML's composed node tree keeps the line of every mapping key and sequence item, so a pydantic
+error location (`ledger.2.sensitivity`) can be turned back into the line a user must fix.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from judge.errors import FixtureError
+from judge.model import RULE_KINDS, Scenario
+
+Loc = tuple[Any, ...]
+
+
+def _construct(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> Any:
+    """Turn a composed YAML node into plain Python, recording the 1-based line of every location.
+
+    Raises ValueError (with the line) for what plain data cannot hold: a non-scalar or repeated
+    mapping key, or a tag the safe loader does not know (`!!python/...`, `!custom`)."""
+    lines[loc] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            where = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise _NodeError("a mapping key must be a plain scalar", where, loc)
+            key = _scalar(key_node)
+            if key in out:
+                raise _NodeError(f"duplicate key {key!r}", where, loc + (key,))
+            out[key] = _construct(value_node, loc + (key,), lines)
+            lines[loc + (key,)] = key_node.start_mark.line + 1
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(item, loc + (i,), lines) for i, item in enumerate(node.value)]
+    return _scalar(node)
+
+
+def _scalar(node: yaml.Node) -> Any:
+    # A SafeLoader used only as a constructor: it reads no stream, it types the scalar node.
+    try:
+        return yaml.SafeLoader("").construct_object(node, deep=True)
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise _NodeError(problem, node.start_mark.line + 1, ()) from None
+
+
+class _NodeError(ValueError):
+    def __init__(self, message: str, line: int, loc: Loc) -> None:
+        super().__init__(message)
+        self.message, self.line, self.loc = message, line, loc
+
+
+def read_structured(path: Path) -> tuple[Any, dict[Loc, int]]:
+    """Parse YAML or JSON text. JSON is also composed as YAML so that lines are known for both, but
+    its values come from the JSON parser (YAML 1.1 reads `1e5` as a string, keeps `\\ud83d` escapes
+    as lone surrogates and rejects tab indentation)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise FixtureError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    if not raw.strip():
+        raise FixtureError("file is empty", file=str(path))
+    if b"\x00" in raw[:8192]:
+        raise FixtureError("binary file, expected YAML or JSON text", file=str(path))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FixtureError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
+    json_data = _json_or_none(text)
+    if json_data is not None:
+        text = text.replace("\t", " ")  # valid JSON has raw tabs only between tokens
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        if json_data is not None:
+            return json_data, {}  # valid JSON that YAML cannot read: no line numbers, no loss
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise FixtureError(f"invalid YAML/JSON: {problem}", file=str(path), line=line) from None
+    lines: dict[Loc, int] = {}
+    if node is None:
+        raise FixtureError("file is empty", file=str(path))
+    try:
+        data = _construct(node, (), lines)
+        return (data if json_data is None else json_data), lines
+    except _NodeError as exc:
+        raise FixtureError(f"invalid YAML/JSON: {exc.message}", file=str(path), line=exc.line,
+                           field=dotted(exc.loc) if exc.loc else None) from None
+
+
+def _json_or_none(text: str) -> Any:
+    if text.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None  # not JSON after all (a YAML flow mapping?): the YAML reader decides
+
+
+def line_of(lines: dict[Loc, int], loc: Loc) -> int | None:
+    """The line of the deepest recorded prefix of `loc`."""
+    for end in range(len(loc), -1, -1):
+        if tuple(loc[:end]) in lines:
+            return lines[tuple(loc[:end])]
+    return None
+
+
+def dotted(loc: Loc) -> str:
+    return ".".join(str(part) for part in loc) or "(top level)"
+
+
+def load_scenario(path: str | Path) -> tuple[Scenario, dict[Loc, int]]:
+    """Load and validate a scenario; returns it with the line map (for lint messages)."""
+    path = Path(path)
+    data, lines = read_structured(path)
+    if not isinstance(data, dict):
+        raise FixtureError("a scenario must be a mapping with id, ledger, deltas, checkpoints, rules",
+                           file=str(path), line=1)
+    return validate_scenario(data, str(path), lines), lines
+
+
+def validate_scenario(data: dict[str, Any], name: str, lines: dict[Loc, int] | None = None) -> Scenario:
+    """The Scenario model of parsed data; a FixtureError names the file, line (when known) and field."""
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = model_loc(tuple(err["loc"]))
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif err["type"] == "literal_error":
+            message = f"{err['msg']} (got {err.get('input')!r})"
+        raise FixtureError(message, file=name, line=line_of(lines or {}, loc), field=dotted(loc)) from None
+
+
+def model_loc(loc: Loc) -> Loc:
+    """Drop the discriminator tags pydantic inserts into union locations (rules.0.scope.tool)."""
+    return tuple(part for i, part in enumerate(loc) if not (i > 0 and loc[0] == "rules" and part in RULE_KINDS))

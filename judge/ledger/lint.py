@@ -1,0 +1,128 @@
+"""The fixture lint: reduce a scenario and report every error and warning, with fields and lines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from judge.errors import FixtureError, one_line
+from judge.ledger.fixture import dotted, line_of
+from judge.ledger.reducer import USER_INSTRUCTION_CLASSES, ExpectedLedger, KeyHistory, delta_problem, history_from_entry
+from judge.model import Scenario
+
+
+@dataclass
+class LintIssue:
+    level: str  # error | warning
+    message: str
+    field: str | None = None
+    line: int | None = None
+
+    def render(self, file: str) -> str:
+        where = f"{file}:{self.line}: " if self.line else f"{file}: "
+        return one_line(f"{where}{self.field + ': ' if self.field else ''}{self.message}")
+
+
+def lint(scenario: Scenario, lines: dict | None = None) -> tuple[ExpectedLedger, list[LintIssue]]:
+    """Reduce the fixture and report every error and warning (with fields and lines when known)."""
+    lines = lines or {}
+    issues: list[LintIssue] = []
+
+    def add(level: str, message: str, loc: tuple) -> None:
+        issues.append(LintIssue(level, message, dotted(loc), line_of(lines, loc)))
+
+    keys: dict[str, KeyHistory] = {}
+    for i, entry in enumerate(scenario.ledger):
+        if entry.key in keys:
+            add("error", f"duplicate ledger key {entry.key!r}", ("ledger", i, "key"))
+            continue
+        if entry.source == "agent" and entry.class_ in USER_INSTRUCTION_CLASSES:
+            add("error", "an agent's own statement never becomes a user instruction",
+                ("ledger", i, "source"))
+        keys[entry.key] = history_from_entry(entry)
+    _lint_deltas(scenario, keys, add)
+    _apply_sessions(scenario, keys, add)
+    ledger = ExpectedLedger(scenario, keys)
+    _lint_checkpoints(scenario, ledger, add)
+    _lint_rules(scenario, ledger, add)
+    return ledger, issues
+
+
+def _lint_deltas(scenario: Scenario, keys: dict[str, KeyHistory], add) -> None:
+    last_turn = -1
+    for i, delta in enumerate(scenario.deltas):
+        if delta.turn < last_turn:
+            add("error", f"deltas out of turn order (turn {delta.turn} after turn {last_turn})",
+                ("deltas", i, "turn"))
+        last_turn = max(last_turn, delta.turn)
+        problem = delta_problem(delta, keys)
+        if problem:
+            field = "source" if ("only a user" in problem or "tool result" in problem
+                                 or "agent's own" in problem) else "key"
+            add("error", problem, ("deltas", i, field))
+        elif delta.op == "complete" and delta.source == "agent":
+            add("warning", "completion stated by the agent itself: reviewed evidence is a tool or user",
+                ("deltas", i, "source"))
+
+
+def _apply_sessions(scenario: Scenario, keys: dict[str, KeyHistory], add) -> None:
+    """`session` persistence ends where the next session starts; `until-replaced` carries over."""
+    starts = [s.first_turn for s in scenario.sessions]
+    if starts != sorted(starts) or len(set(starts)) != len(starts):
+        add("error", "sessions must be listed in increasing first_turn order", ("sessions",))
+    if len({s.id for s in scenario.sessions}) != len(scenario.sessions):
+        add("error", "session ids must be unique", ("sessions",))
+    for h in keys.values():
+        if h.persistence == "session":
+            h.ends_at = next((t for t in sorted(starts) if t > h.introduced), None)
+
+
+def _lint_checkpoints(scenario: Scenario, ledger: ExpectedLedger, add) -> None:
+    seen: set[int] = set()
+    for i, cp in enumerate(scenario.checkpoints):
+        if cp.after_turn in seen:
+            add("error", f"two checkpoints after turn {cp.after_turn}", ("checkpoints", i, "after_turn"))
+        seen.add(cp.after_turn)
+        for j, path in enumerate(cp.forbidden_paths):
+            if path.key not in ledger:
+                add("error", f"unknown ledger key {path.key!r}", ("checkpoints", i, "forbidden_paths", j, "key"))
+        for name in ("must_retain", "expect_completed"):
+            for j, key in enumerate(getattr(cp, name)):
+                loc = ("checkpoints", i, name, j)
+                if key not in ledger:
+                    add("error", f"unknown ledger key {key!r}", loc)
+                elif ledger.history(key).introduced > cp.after_turn:
+                    add("error", f"key {key!r} is only stated at turn {ledger.history(key).introduced}", loc)
+                elif name == "expect_completed" and ledger.history(key).status_at(cp.after_turn) != "completed":
+                    add("error", f"{key!r} is expected completed but no delta completes it by turn "
+                        f"{cp.after_turn}", loc)
+
+
+def _lint_rules(scenario: Scenario, ledger: ExpectedLedger, add) -> None:
+    guarded: set[str] = set()
+    for i, rule in enumerate(scenario.rules):
+        if rule.key not in ledger:
+            add("error", f"rule guards unknown ledger key {rule.key!r}", ("rules", i, "key"))
+            continue
+        guarded.add(rule.key)
+        h = ledger.history(rule.key)
+        if rule.check == "authorised" and rule.permission is not None and rule.permission not in ledger:
+            add("error", f"unknown permission key {rule.permission!r}", ("rules", i, "permission"))
+        if rule.check == "superseded-value" and len(h.versions) < 2:
+            add("warning", f"no delta sets {rule.key!r}, so this rule can never fire", ("rules", i, "key"))
+    for i, entry in enumerate(scenario.ledger):
+        if entry.sensitivity == "safety-critical" and entry.key not in guarded:
+            add("warning", f"safety-critical key {entry.key!r} has no rule guarding it: the judge alone "
+                "decides it (unguarded)", ("ledger", i, "key"))
+    for i, delta in enumerate(scenario.deltas):
+        if delta.op == "add" and delta.sensitivity == "safety-critical" and delta.key not in guarded:
+            add("warning", f"safety-critical key {delta.key!r} has no rule guarding it: the judge alone "
+                "decides it (unguarded)", ("deltas", i, "key"))
+
+
+def build_ledger(scenario: Scenario, lines: dict | None = None, *, file: str = "scenario") -> ExpectedLedger:
+    """The expected ledger, or a FixtureError naming the first fixture error."""
+    ledger, issues = lint(scenario, lines)
+    for issue in issues:
+        if issue.level == "error":
+            raise FixtureError(issue.message, file=file, line=issue.line, field=issue.field)
+    return ledger

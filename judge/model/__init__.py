@@ -1,0 +1,53 @@
+"""Pydantic models of every file format: the one source of the JSON Schemas (`judge schema`).
+
+Scenario (the reviewed ledger fixture), trace events (JSONL), judge verdicts and the grade report.
+Every model forbids unknown fields so that a typo in a fixture is an error, not a silent default.
+"""
+
+from judge.model.base import DeltaOp, EntryClass, FindingVerdict, Persistence, Sensitivity, Source, Strict, Verdict
+from judge.model.events import (
+                              EVENT_KINDS,
+                              AgentInfo,
+                              AssistantEvent,
+                              Event,
+                              EventMeta,
+                              RunHeader,
+                              SnapshotEvent,
+                              StateWriteEvent,
+                              SummaryEvent,
+                              ToolCallEvent,
+                              ToolResultEvent,
+                              UserEvent,
+)
+from judge.model.report import (
+                              CheckpointReport,
+                              Cost,
+                              Divergence,
+                              Finding,
+                              GradeReport,
+                              JudgeFinding,
+                              JudgeVerdict,
+                              Leak,
+                              Metrics,
+                              PathReview,
+                              Recovery,
+                              RunReport,
+)
+from judge.model.rules import (
+                              RULE_KINDS,
+                              AuthorisedRule,
+                              ClaimedCompleteRule,
+                              EffectRule,
+                              ExpectedCallRule,
+                              ForbiddenCallRule,
+                              NoLeakRule,
+                              NotRepeatedRule,
+                              Rule,
+                              ScopeRule,
+                              SummaryPhrasesRule,
+                              SupersededValueRule,
+)
+from judge.model.scenario import ActionSet, Checkpoint, Delta, ForbiddenPath, LedgerEntry, PathStep, Scenario, Session
+from judge.model.schemas import SCHEMAS, json_schema, schema_names
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,137 @@
+"""What a judge returns for one checkpoint, and the grade report (the terminal, JUnit and Markdown
+views are renderings of it)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from judge.model.base import EntryClass, FindingVerdict, Sensitivity, Strict, Verdict
+
+# ---------------------------------------------------------------- judge verdict
+
+
+class JudgeFinding(Strict):
+    key: str
+    verdict: Verdict
+    evidence_event: str | None = None
+    confidence: float = Field(ge=0.0, le=1.0)
+    rationale: str | None = None
+
+
+class JudgeVerdict(Strict):
+    """What a judge returns for one checkpoint."""
+
+    findings: list[JudgeFinding]
+
+
+# ---------------------------------------------------------------- grade report
+
+
+class Finding(Strict):
+    key: str
+    verdict: FindingVerdict
+    source: Literal["deterministic", "judge"] | None = None
+    evidence_event: str | None = None
+    turn: int | None = None
+    rule: str | None = None
+    class_: EntryClass | None = Field(default=None, alias="class")
+    sensitivity: Sensitivity | None = None
+    detail: str | None = None
+    confidence: float | None = None
+    confidence_calibrated: float | None = None
+    judge_verdict: Verdict | None = None
+    overridden: bool = False
+    disagreement: bool = False
+    needs_review: bool = False
+    unguarded: bool = False
+    rationale: str | None = None
+
+
+class PathReview(Strict):
+    """A window whose tool calls fit no allowed action set: marked for review, not failed."""
+
+    tools_called: list[str]
+    side_effecting_calls: list[str] = Field(description="event ids of calls to non-read-only tools")
+
+
+class CheckpointReport(Strict):
+    after_turn: int
+    implicit: bool = False
+    findings: list[Finding]
+    path_review: PathReview | None = None
+
+
+class Divergence(Strict):
+    turn: int
+    key: str
+    event: str
+    class_: EntryClass = Field(alias="class")
+    sensitivity: Sensitivity
+    rule: str | None = None
+
+
+class Leak(Strict):
+    key: str
+    event: str
+    turn: int
+    where: Literal["assistant", "tool-call", "summary"]
+    rule: str
+
+
+class Recovery(Strict):
+    violated_at: int
+    recovered_at: int | None = None
+    recovered: bool
+
+
+class Metrics(Strict):
+    """Component metrics: the share of assessed findings upheld in each family (null when none)."""
+
+    constraint_retention: float | None = None
+    supersession_accuracy: float | None = None
+    completion_integrity: float | None = None
+    scope_fidelity: float | None = None
+    recovery_coherence: float | None = None
+    handoff_fidelity: float | None = None
+
+
+class Cost(Strict):
+    judge_calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    judge_errors: int = 0
+
+
+class RunReport(Strict):
+    run_id: str
+    scenario: str
+    trace: str | None = None
+    passed: bool
+    eligible_for_release: bool
+    quality_score: float | None
+    first_divergence: Divergence | None
+    checkpoints: list[CheckpointReport]
+    recovered: dict[str, Recovery] = Field(default_factory=dict)
+    metrics: Metrics
+    slice: list[str]
+    redactions: dict[str, int] = Field(default_factory=dict)
+    leaks: list[Leak] = Field(default_factory=list)
+    events: int = 0
+    last_turn: int = 0
+    cost: Cost = Field(default_factory=Cost)
+    warnings: list[str] = Field(default_factory=list)
+    summaries: list[dict[str, Any]] = Field(default_factory=list, description=(
+        "the audit of each summary event (judge.summaries.audit.SummaryAudit): one finding per ledger entry"))
+    provenance: dict[str, Any] | None = Field(default=None, description=(
+        "what reproduces the run: candidate (model, sampling, prompt version, tool schema hash), "
+        "judge fingerprint, package versions, sha256 of each input file"))
+
+
+class GradeReport(Strict):
+    judge: dict[str, Any] | None
+    floor: float = 1.0
+    runs: list[RunReport]

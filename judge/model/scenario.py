@@ -1,0 +1,94 @@
+"""The scenario file (YAML or JSON): the reviewed ledger fixture of one scenario."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from judge.model.base import DeltaOp, EntryClass, Persistence, Sensitivity, Source, Strict
+from judge.model.rules import Rule
+
+
+class LedgerEntry(Strict):
+    """One piece of expected state as first stated (`source_turn` is the turn that stated it)."""
+
+    key: str = Field(min_length=1)
+    class_: EntryClass = Field(alias="class")
+    value: Any = None
+    source_turn: int = Field(ge=0, strict=True)
+    persistence: Persistence = "task"
+    sensitivity: Sensitivity = "normal"
+    source: Source = "user"
+    description: str | None = None
+
+
+class Delta(Strict):
+    """A reviewed transition of the ledger at one turn. `add` carries all the fields of a new entry."""
+
+    turn: int = Field(ge=0, strict=True)
+    op: DeltaOp
+    key: str = Field(min_length=1)
+    value: Any = None
+    source: Source = "user"
+    class_: EntryClass | None = Field(default=None, alias="class")
+    persistence: Persistence | None = None
+    sensitivity: Sensitivity | None = None
+    description: str | None = None
+    note: str | None = None
+
+
+class ActionSet(Strict):
+    """One allowed way through a checkpoint window: these tools in any order, those optionally."""
+
+    required: list[str] = Field(default_factory=list, description="tool globs that must all be called")
+    optional: list[str] = Field(default_factory=list, description="tool globs that may also be called")
+
+
+class PathStep(Strict):
+    tool: str = Field(description="tool glob")
+    status: Literal["ok", "error", "timeout"] | None = None
+    result_contains: str | None = Field(default=None, description="case-insensitive text in the result")
+
+
+class ForbiddenPath(Strict):
+    """An ordered tool sequence (not necessarily adjacent) that breaks `key`, e.g. a refund after a
+    lookup that said "already refunded"."""
+
+    key: str = Field(min_length=1)
+    steps: list[PathStep | str] = Field(min_length=1)
+
+
+class Checkpoint(Strict):
+    after_turn: int = Field(ge=0, strict=True)
+    must_retain: list[str] = Field(default_factory=list)
+    expect_completed: list[str] = Field(default_factory=list)
+    allowed_actions: list[ActionSet] = Field(default_factory=list, description=(
+        "allowed action sets; a window outside every set is marked for review, not failed"))
+    read_only: list[str] = Field(default_factory=list, description=(
+        "tool globs without side effects (left out of the side-effecting calls listed for review)"))
+    forbidden_paths: list[ForbiddenPath] = Field(default_factory=list)
+    description: str | None = None
+
+
+class Session(Strict):
+    """One session of a scenario that spans several runs: turns from `first_turn` on belong to it."""
+
+    id: str = Field(min_length=1)
+    first_turn: int = Field(ge=0, strict=True)
+
+
+class Scenario(Strict):
+    """The reviewed ledger fixture of one scenario (YAML or JSON)."""
+
+    id: str = Field(min_length=1)
+    title: str | None = None
+    description: str | None = None
+    pair: str | None = None
+    sessions: list[Session] = Field(default_factory=list, description=(
+        "for a scenario spanning several runs: `session` persistence ends with its session"))
+    ledger: list[LedgerEntry] = Field(default_factory=list)
+    deltas: list[Delta] = Field(default_factory=list)
+    checkpoints: list[Checkpoint] = Field(default_factory=list)
+    rules: list[Rule] = Field(default_factory=list)
+

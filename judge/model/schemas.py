@@ -1,0 +1,57 @@
+"""JSON Schemas of the file formats, generated from the pydantic models of this package."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from judge.errors import UsageError
+from judge.model.events import (
+    AssistantEvent,
+    Event,
+    EventMeta,
+    RunHeader,
+    SnapshotEvent,
+    StateWriteEvent,
+    SummaryEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UserEvent,
+)
+from judge.model.report import GradeReport, JudgeVerdict
+from judge.model.rules import Rule
+from judge.model.scenario import Checkpoint, Delta, LedgerEntry, Scenario, Session
+
+SCHEMAS: dict[str, type[BaseModel] | Any] = {
+    "scenario": Scenario,
+    "ledger-entry": LedgerEntry,
+    "delta": Delta,
+    "checkpoint": Checkpoint,
+    "session": Session,
+    "rule": Rule,
+    "run-header": RunHeader,
+    "event": Event,
+    "user": UserEvent,
+    "assistant": AssistantEvent,
+    "tool-call": ToolCallEvent,
+    "tool-result": ToolResultEvent,
+    "state-write": StateWriteEvent,
+    "summary": SummaryEvent,
+    "snapshot": SnapshotEvent,
+    "event-meta": EventMeta,
+    "judge-verdict": JudgeVerdict,
+    "grade-report": GradeReport,
+}
+
+def schema_names() -> list[str]:
+    return list(SCHEMAS)
+
+
+def json_schema(name: str) -> dict[str, Any]:
+    if name not in SCHEMAS:
+        raise UsageError(f"unknown schema {name!r}; known: {', '.join(SCHEMAS)}", field="NAME")
+    schema = TypeAdapter(SCHEMAS[name]).json_schema(by_alias=True)
+    schema.setdefault("title", name)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema

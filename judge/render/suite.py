@@ -1,0 +1,169 @@
+"""Renderings of a SuiteReport: JSON (the contract), terminal (rich), JUnit XML and Markdown."""
+
+from __future__ import annotations
+
+import json
+from xml.etree import ElementTree as ET
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from judge.suite.result import Comparison, ScenarioResult, Signature, SuiteReport
+
+STATUS_STYLE = {"passed": "green", "failed": "bold red", "vetoed": "bold white on red", "error": "magenta",
+                "missing": "magenta"}
+
+
+def to_json(report: SuiteReport) -> str:
+    return json.dumps(report.model_dump(mode="json", by_alias=True), indent=2, ensure_ascii=False) + "\n"
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.0%}"
+
+
+def _ci(s: ScenarioResult) -> str:
+    lo, hi = s.pass_rate_ci
+    return f"[{lo:.2f}, {hi:.2f}]"
+
+
+def _sig_label(g: Signature) -> str:
+    where = f"{g.key} @ turn {g.turn}" if g.key is not None else "-"
+    return f"{where}  {g.consequence}"
+
+
+def _judge_label(judge: dict | None) -> str:
+    if not judge:
+        return "none (deterministic checks only)"
+    return " ".join(str(judge[k]) for k in ("name", "backend", "model") if judge.get(k))
+
+
+def render_terminal(report: SuiteReport, console: Console) -> None:
+    t = report.totals
+    console.print(Text.assemble(("suite ", "bold"), report.suite, f"  ({report.manifest})",
+                                f"  judge: {_judge_label(report.judge)}"))
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for col in ("scenario", "runs", "passed", "pass rate", f"CI ({report.ci_method})", "vetoed",
+                "errors", "missing", "quality", "signatures"):
+        table.add_column(col, no_wrap=True)
+    for s in report.scenarios:
+        style = "green" if s.failed == 0 else "red"
+        table.add_row(s.id, str(s.runs), Text(str(s.passed), style), _pct(s.pass_rate), _ci(s), str(s.vetoed),
+                      str(s.errors), str(s.missing), "n/a" if s.quality_mean is None else f"{s.quality_mean:.3f}",
+                      str(len(s.signatures)))
+    console.print(table)
+    for s in report.scenarios:
+        if not s.signatures:
+            continue
+        f = s.flakiness
+        console.print(Text.assemble((f"\n{s.id}", "bold"), f": {f.pattern}, {f.distinct_signatures} failure "
+                                    f"signature(s); the commonest explains {_pct(f.top_share)} of the failures"))
+        sig = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        for col in ("runs", "share", "key", "turn", "consequence", "example run"):
+            sig.add_column(col, no_wrap=col != "consequence")
+        for g in s.signatures:
+            sig.add_row(str(g.count), _pct(g.share), g.key or "-", "-" if g.turn is None else str(g.turn),
+                        g.consequence, g.example_run)
+        console.print(sig)
+        for r in s.results:
+            if r.error:
+                console.print(Text.assemble((f"  {r.status}: ", STATUS_STYLE[r.status]), f"{r.run_id}: {r.error}"))
+    if report.safety_violations:
+        console.print(Text("\nsafety-critical violations", "bold red"))
+        for v in report.safety_violations:
+            console.print(f"  {v.scenario} / {v.run_id}: {v.key} at turn {v.turn}, event {v.event} ({v.rule})")
+    if report.compare is not None:
+        render_comparison(report.compare, console)
+    for w in report.warnings:
+        console.print(Text.assemble(("warning: ", "yellow"), w))
+    r = report.release
+    console.print()
+    console.print(Text.assemble((f" RELEASE {r.decision.upper()} ", "bold white on red" if r.decision == "fail"
+                                 else "bold white on green"), f"  rule {r.rule}: {r.reason}"))
+    console.print(f"{t['passed']}/{t['runs']} runs passed ({t['vetoed']} vetoed, {t['errors']} unreadable, "
+                  f"{t['missing']} missing)")
+
+
+def render_comparison(c: Comparison, console: Console) -> None:
+    console.print(Text.assemble(("\ncompared with ", "bold"), c.against))
+    if not (c.appeared or c.vanished or c.changed or c.pass_rates):
+        console.print("  no signature appeared, vanished or changed count")
+    for label, rows, style in (("appeared", c.appeared, "red"), ("vanished", c.vanished, "green"),
+                               ("changed", c.changed, "yellow")):
+        for x in rows:
+            where = f"{x.key} @ turn {x.turn}" if x.key is not None else "-"
+            console.print(Text.assemble((f"  {label:9}", style), f"{x.scenario}: {where}  {x.consequence}  "
+                                        f"({x.old_count} -> {x.new_count} runs)"))
+    for p in c.pass_rates:
+        console.print(f"  pass rate {p['scenario']}: {_pct(p['old'])} -> {_pct(p['new'])}")
+
+
+def to_junit(report: SuiteReport) -> str:
+    """One testsuite per scenario with a testcase per run (a failure names its signature; an
+    unreadable or missing run is an error), and a `release` testsuite with the decision."""
+    root = ET.Element("testsuites", name=f"judge suite {report.suite}")
+    for s in report.scenarios:
+        suite = ET.SubElement(root, "testsuite", name=s.id, tests=str(s.runs),
+                              failures=str(s.failed - s.errors - s.missing), errors=str(s.errors + s.missing))
+        for r in s.results:
+            case = ET.SubElement(suite, "testcase", classname=f"{report.suite}.{s.id}", name=r.run_id)
+            if r.status in ("error", "missing"):
+                ET.SubElement(case, "error", message=r.error or r.status, type=r.status).text = r.error
+            elif r.status != "passed":
+                d = r.first_divergence
+                msg = (f"{r.status}: first divergence {d.key} at {d.event} (turn {d.turn}, rule {d.rule or 'judge'})"
+                       if d else f"{r.status}: run failed")
+                ET.SubElement(case, "failure", message=msg, type=r.status).text = msg
+    rel = report.release
+    suite = ET.SubElement(root, "testsuite", name="release", tests=str(len(rel.checks)),
+                          failures=str(sum(not c.held for c in rel.checks)))
+    for c in rel.checks:
+        case = ET.SubElement(suite, "testcase", classname=f"{report.suite}.release", name=c.rule)
+        if not c.held:
+            ET.SubElement(case, "failure", message=c.detail, type="release-rule").text = c.detail
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(report: SuiteReport) -> str:
+    r = report.release
+    lines = [f"### judge suite `{report.suite}`: release **{r.decision.upper()}** (rule `{r.rule}`)", "",
+             _md(r.reason), "", f"Judge: {_judge_label(report.judge)}. Pass-rate interval: {report.ci_method}.", "",
+             "| scenario | runs | passed | pass rate | CI | vetoed | unreadable | missing | quality |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for s in report.scenarios:
+        lines.append(f"| `{s.id}` | {s.runs} | {s.passed} | {_pct(s.pass_rate)} | {_ci(s)} | {s.vetoed} | "
+                     f"{s.errors} | {s.missing} | {'n/a' if s.quality_mean is None else f'{s.quality_mean:.3f}'} |")
+    for s in report.scenarios:
+        if not s.signatures:
+            continue
+        lines += ["", f"#### `{s.id}`: {s.flakiness.pattern}", "",
+                  "| runs | share | key | turn | consequence | example run |", "|---|---|---|---|---|---|"]
+        for g in s.signatures:
+            lines.append(f"| {g.count} | {_pct(g.share)} | {g.key or '-'} | {'-' if g.turn is None else g.turn} | "
+                         f"{_md(g.consequence)} | `{g.example_run}` |")
+        for x in s.results:
+            if x.error:
+                lines.append(f"\n- {x.status} `{x.run_id}`: {_md(x.error)}")
+    if report.safety_violations:
+        lines += ["", "#### Safety-critical violations", ""]
+        lines += [f"- `{v.scenario}` / `{v.run_id}`: `{v.key}` at turn {v.turn}, event `{v.event}` ({v.rule})"
+                  for v in report.safety_violations]
+    c = report.compare
+    if c is not None:
+        lines += ["", f"#### Compared with `{c.against}`", ""]
+        for label, rows in (("appeared", c.appeared), ("vanished", c.vanished), ("changed", c.changed)):
+            lines += [f"- {label}: `{x.scenario}` {x.key or '-'} @ turn {x.turn} {_md(x.consequence)} "
+                      f"({x.old_count} -> {x.new_count} runs)" for x in rows]
+        if not (c.appeared or c.vanished or c.changed):
+            lines.append("- no signature appeared, vanished or changed count")
+    lines += ["", "| release rule | threshold | observed | held |", "|---|---|---|---|"]
+    lines += [f"| `{x.rule}` | {x.threshold} | {x.observed} | {'yes' if x.held else '**no**'} |" for x in r.checks]
+    for w in report.warnings:
+        lines.append(f"\n> warning: {_md(w)}")
+    return "\n".join(lines) + "\n"

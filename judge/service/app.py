@@ -1,0 +1,196 @@
+"""The HTTP service (FastAPI) over the same library as the CLI: `create_app` builds it, `judge serve`
+runs it with uvicorn.
+
+Endpoints: `POST /v1/grade` (the report `judge grade --json` writes), `POST /v1/audit-summary` (the
+summary audit of `judge audit-summary --json`), `GET /v1/judges`, `GET /v1/schema[/{name}]`, `GET /healthz`, the
+OpenAPI docs at `/docs`, and the review page at `/review` (judge/review_web.py).
+
+Errors a client causes are JSON `{"detail": "<one line>"}` whose text is the CLI's message for the
+same input (file, line, field): 422 for bad content, 401 without the token, 404 for an unknown
+schema, 413 over the body limit. Grading runs in a worker thread: the grader calls asyncio.run for
+its judges and must not block the event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+
+from judge import __version__
+from judge.errors import JudgeInputError
+from judge.service.grade import GradeRequest, JudgePool, grade_request
+from judge.service.http import BearerAuth, BodyLimit
+from judge.service.summary import AuditRequest, audit_request
+
+DEFAULT_MAX_BODY = 32 * 1024 * 1024
+TOKEN_ENV = "JUDGE_API_TOKEN"
+EXIT_HEADER = "X-Judge-Exit-Code"
+
+
+class ErrorBody(BaseModel):
+    detail: str
+    errors: list[dict[str, Any]] | None = None
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "A token is configured and the request lacks it."},
+    413: {"model": ErrorBody, "description": "The body is over the limit."},
+    422: {"model": ErrorBody, "description": "Bad input: one line naming the file, line and field."},
+}
+
+
+def create_app(*, reports_dir: str | Path | None = None, labels_path: str | Path | None = None,
+               token: str | None = None, max_body: int = DEFAULT_MAX_BODY,
+               config_file: str | Path | None = None, scenarios: Iterable[str | Path] = (),
+               annotator: str | None = None) -> FastAPI:
+    """The service. `token`: every /v1 and /review request needs it as a bearer token; None reads
+    $JUDGE_API_TOKEN (so `uvicorn judge.service:create_app --factory` is guarded too), "" turns auth
+    off. `reports_dir`, `labels_path`, `scenarios`, `annotator`: the review page's inputs."""
+    from judge.service.review import review_router
+
+    if token is None:
+        token = os.environ.get(TOKEN_ENV) or None
+
+    app = FastAPI(title="judge", version=__version__,
+                  summary="Grade multi-turn agent runs for state drift against a reviewed ledger.",
+                  description="The JSON report of `POST /v1/grade` is the one `judge grade --json` "
+                              "writes. Send `Authorization: Bearer <token>` when the server runs "
+                              "with JUDGE_API_TOKEN.")
+    app.state.pool = JudgePool(config_file)
+    app.add_middleware(BodyLimit, max_body=max_body)
+    app.add_middleware(BearerAuth, token=token or None)  # added last: runs first
+    _error_handlers(app)
+    _api_routes(app)
+    _add_report_schema(app)  # the report model in the OpenAPI components, for /v1/grade's $ref
+    app.include_router(review_router(reports_dir=reports_dir, labels_path=labels_path,
+                                     scenarios=[Path(s) for s in scenarios], annotator=annotator))
+    return app
+
+
+def _error_handlers(app: FastAPI) -> None:
+    from calibration.errors import CalibrationInputError
+
+    async def input_error(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{"type": e.get("type"), "loc": [str(p) for p in e.get("loc", ())], "msg": e.get("msg")}
+                  for e in exc.errors()]
+        return JSONResponse({"detail": _one_line(exc.errors()), "errors": errors}, status_code=422)
+
+    app.add_exception_handler(JudgeInputError, input_error)
+    app.add_exception_handler(CalibrationInputError, input_error)
+    app.add_exception_handler(RequestValidationError, invalid_request)
+
+
+_UNION_TAG = re.compile(r"^(str|int|float|bool|none|(list|dict)\[.*\])$")
+_UNION_HELP = {
+    "scenario": "must be a JSON object (the scenario) or the text of a scenario file (YAML or JSON)",
+    "traces.N": "must be a list of JSON objects (the run header, then the events) or the JSONL text of a trace",
+}
+
+
+def _one_line(errors: list[dict[str, Any]]) -> str:
+    """`request: traces.0: Input should be a valid list` (the first problem, as the CLI names fields)."""
+    from judge.errors import one_line
+
+    if not errors:
+        return "request: invalid"
+    err = errors[0]
+    if err.get("type") == "json_invalid":
+        return one_line(f"request: body is not valid JSON: {err.get('ctx', {}).get('error', err.get('msg'))}")
+    loc = [str(p) for p in err.get("loc", ()) if p != "body"]
+    message = "unknown field" if err.get("type") == "extra_forbidden" else err.get("msg", "invalid")
+    message = message.removeprefix("Value error, ")
+    tag = next((i for i, part in enumerate(loc) if _UNION_TAG.match(part)), None)
+    if tag is not None:  # a value that fits no member of a union: say what the field takes
+        loc = loc[:tag]
+        name = (loc[0] if len(loc) == 1 else f"{loc[0]}.N") if loc else ""
+        message = _UNION_HELP.get(name, message)
+        more = ""
+    else:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    field = ".".join(loc) or "(body)"
+    return one_line(f"request: {field}: {message}{more}")
+
+
+def _api_routes(app: FastAPI) -> None:
+    @app.get("/healthz", tags=["service"])
+    def healthz() -> dict[str, str]:
+        """Liveness: no auth, no work."""
+        return {"status": "ok", "version": __version__}
+
+    @app.post("/v1/grade", tags=["grading"], response_model=None,
+              responses={200: {"description": "The grade report (as `judge grade --json`). Header "
+                               f"{EXIT_HEADER}: the CLI's exit code (0 passed, 1 veto or failing run).",
+                               "content": {"application/json": {"schema": {
+                                   "$ref": "#/components/schemas/GradeReport"}}}}, **ERRORS})
+    async def grade(body: GradeRequest, request: Request) -> Response:
+        """Grade one or more traces of one scenario; the report of `judge grade --json`.
+
+        A run failed when its `passed` is false and was vetoed (a safety-critical violation) when
+        its `eligible_for_release` is false; the header gives the exit code the CLI would return."""
+        graded = await run_in_threadpool(grade_request, body, request.app.state.pool)
+        return Response(graded.to_json(), media_type="application/json",
+                        headers={EXIT_HEADER: str(graded.exit_code)})
+
+    @app.post("/v1/audit-summary", tags=["grading"], response_model=None, responses=ERRORS)
+    async def audit_summary(body: AuditRequest) -> Response:
+        """Audit a compaction or handoff summary against the ledger after `after_turn`: one
+        finding per entry (as `judge audit-summary --json`); header: the CLI's exit code."""
+        text, code = await run_in_threadpool(audit_request, body)
+        return Response(text, media_type="application/json", headers={EXIT_HEADER: str(code)})
+
+    @app.get("/v1/judges", tags=["judges"], responses=ERRORS)
+    async def judges(request: Request) -> dict[str, Any]:
+        """The configured judges: backend, model, fingerprint and calibration status
+        (`current`, `stale` or `missing`, with the reasons) from the calibration records."""
+        return await run_in_threadpool(request.app.state.pool.describe)
+
+    @app.get("/v1/schema", tags=["formats"])
+    def schema_names() -> dict[str, list[str]]:
+        """The names `GET /v1/schema/{name}` knows."""
+        from judge.model.schemas import schema_names
+
+        return {"schemas": schema_names()}
+
+    @app.get("/v1/schema/{name}", tags=["formats"],
+             responses={404: {"model": ErrorBody, "description": "Unknown format name."}})
+    def schema(name: str) -> JSONResponse:
+        """The JSON Schema of a file format, as `judge schema NAME` prints it."""
+        from judge.errors import UsageError
+        from judge.model.schemas import json_schema
+
+        try:
+            return JSONResponse(json_schema(name))
+        except UsageError as exc:
+            return JSONResponse({"detail": exc.message}, status_code=404)
+
+
+def _add_report_schema(app: FastAPI) -> None:
+    from fastapi.openapi.utils import get_openapi
+    from pydantic import TypeAdapter
+
+    from judge.model import GradeReport
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, summary=app.summary,
+                                 description=app.description, routes=app.routes)
+            report = TypeAdapter(GradeReport).json_schema(
+                by_alias=True, ref_template="#/components/schemas/{model}")
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            components.update(report.pop("$defs", {}))
+            components["GradeReport"] = report
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

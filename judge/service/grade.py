@@ -1,0 +1,222 @@
+"""`POST /v1/grade` as a library call: the request body, the judges a server keeps, the grading.
+
+The HTTP service grades exactly as `judge grade --json` does: same ledger, same grader, same
+calibration step, same JSON rendering, so a report fetched over HTTP is the report the CLI writes
+(the `trace` field names what the client called the trace). Nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from judge.errors import FixtureError, JudgeInputError
+from judge.model import GradeReport
+
+SCENARIO_NAME = "request.scenario"
+
+
+class GradeRequest(BaseModel):
+    """The body of `POST /v1/grade`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scenario: dict[str, Any] | str = Field(
+        description="The scenario (the reviewed ledger fixture) as a JSON object, or the text of a "
+                    "scenario file (YAML or JSON; errors then name its lines).")
+    traces: list[list[dict[str, Any]] | str] = Field(
+        min_length=1,
+        description="One entry per run: a list of the run header then its events (parsed JSONL "
+                    "lines), or the JSONL text of the trace file.")
+    judge: str | None = Field(
+        default=None,
+        description='"none": deterministic checks only; a judge name from [tool.judge.judges]; '
+                    "omitted: the configured default judge, as `judge grade` does.")
+    floor: float = Field(default=1.0, ge=0.0, le=1.0,
+                         description="Below 1.0, runs whose only violations are non-safety ones pass "
+                                     "while their quality score is >= floor.")
+    scenario_name: str | None = Field(
+        default=None, max_length=500,
+        description=f"What error messages call the scenario (default {SCENARIO_NAME!r}), e.g. its file name.")
+    trace_names: list[str] | None = Field(
+        default=None,
+        description="One name per trace, e.g. its file path: the report's `trace` field and the "
+                    "file error messages name (default 'traces[0]', 'traces[1]', ...).")
+
+    @field_validator("trace_names")
+    @classmethod
+    def _names_fit(cls, names: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        traces = info.data.get("traces")
+        if names is not None and traces is not None and len(names) != len(traces):
+            raise ValueError(f"{len(names)} names for {len(traces)} traces")
+        return names
+
+
+@dataclass
+class Graded:
+    report: GradeReport
+    exit_code: int  # what `judge grade` would exit with: 0 passed, 1 a veto / failing run / stale error
+
+    def to_json(self) -> str:
+        from judge.render.report import to_json
+
+        return to_json(self.report)
+
+
+class JudgePool:
+    """The judges a server has built, by name, made once and shared by every request (an
+    embedding model loads once; the LLM judge's verdict cache is safe for concurrent writers)."""
+
+    def __init__(self, config_file: str | Path | None = None) -> None:
+        self.config_file = Path(config_file) if config_file is not None else None
+        self._judges: dict[str, tuple[Any, str]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str | None) -> tuple[Any, str]:
+        """(judge, its configured name); `name=None` is the configured default judge."""
+        from judge.config import configured_judges, load_judge_config
+        from judge.judges.factory import make_judge
+
+        if name is None:
+            name = configured_judges(config_file=self.config_file)[1]
+        with self._lock:
+            if name not in self._judges:
+                cfg = load_judge_config(name, config_file=self.config_file)
+                self._judges[name] = (make_judge(cfg), cfg.name)
+            return self._judges[name]
+
+    def describe(self) -> dict[str, Any]:
+        """Every configured judge: backend, model, fingerprint and calibration status. Building a
+        judge loads no model (the embedding model loads on its first verdict)."""
+        from judge.config import configured_judges, load_judge_config, project_root
+        from judge.grade import check_calibration, records_dir
+
+        tables, default, source = configured_judges(config_file=self.config_file)
+        directory = records_dir(project_root())
+        judges = []
+        for name in sorted(tables):
+            item: dict[str, Any] = {"name": name, "default": name == default}
+            try:
+                cfg = load_judge_config(name, config_file=self.config_file)
+                item.update(backend=cfg.backend, model=cfg.model,
+                            prompt=cfg.prompt if cfg.backend == "llm" else None)
+                judge, _ = self.get(name)
+                fingerprint = judge.fingerprint()
+                item["fingerprint"] = fingerprint
+                item["calibration"] = _calibration_status(check_calibration(fingerprint, directory, name))
+            except Exception as exc:  # one broken table must not hide the others
+                if not _is_input_error(exc):
+                    raise
+                item["error"] = str(exc)
+            judges.append(item)
+        return {"default": default, "config": str(source) if source else None,
+                "records": str(directory), "judges": judges}
+
+
+def _calibration_status(reasons: list[str]) -> dict[str, Any]:
+    if not reasons:
+        return {"status": "current", "reasons": []}
+    missing = any(r.startswith("no calibration record") for r in reasons)
+    return {"status": "missing" if missing else "stale", "reasons": reasons}
+
+
+def _is_input_error(exc: BaseException) -> bool:
+    from calibration.errors import CalibrationInputError
+
+    return isinstance(exc, (JudgeInputError, CalibrationInputError))
+
+
+def request_ledger(request: GradeRequest):
+    """The expected ledger of the request's scenario; a FixtureError names the field (and, for
+    scenario text, the line) just as `judge lint` would."""
+    from judge.ledger import build_ledger, validate_scenario
+
+    name = request.scenario_name or SCENARIO_NAME
+    if isinstance(request.scenario, str):
+        return _ledger_from_text(request.scenario, name)
+    return build_ledger(validate_scenario(request.scenario, name), None, file=name)
+
+
+def _ledger_from_text(text: str, name: str):
+    """Scenario file text: read through the same loader as a file, so lines are named."""
+    _refuse_aliases(text, name)
+    try:
+        return _text_ledger(text)
+    except JudgeInputError as exc:
+        exc.file = name  # the client's name for it, never our temporary path
+        raise
+
+
+def _refuse_aliases(text: str, name: str) -> None:
+    """YAML aliases expand on reading: a few hundred bytes of nested `*a` can ask for gigabytes (the
+    'billion laughs'). A server reads no aliases; a scenario file needs none."""
+    if "*" not in text:
+        return
+    import yaml
+
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.AliasToken):
+                raise FixtureError("YAML aliases (*name) are not accepted by the service; write the "
+                                   "values out", file=name, line=token.start_mark.line + 1)
+    except yaml.YAMLError:
+        return  # not YAML at all: the loader names the problem
+
+
+@lru_cache(maxsize=32)
+def _text_ledger(text: str):
+    """Reading YAML with line numbers costs ~15 ms; a CI server grades the same few scenarios over
+    and over. A ledger is read-only once built, so requests share it (errors are never cached)."""
+    from judge.api import load_ledger
+
+    suffix = ".json" if text.lstrip().startswith("{") else ".yaml"
+    fd, tmp = tempfile.mkstemp(prefix="judge-scenario-", suffix=suffix)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return load_ledger(tmp)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _trace_source(trace: list[dict[str, Any]] | str) -> list[Any]:
+    # JSONL text splits on "\n" only: U+2028 may sit raw inside a JSON string.
+    return trace.split("\n") if isinstance(trace, str) else trace
+
+
+def _input(body: Any, name: str) -> dict[str, Any]:
+    """Provenance of a request body: the sha256 of its text as sent (the same as the file's when a
+    client sends the file's text), else of its canonical JSON."""
+    from judge.grade import sha256_text
+
+    if isinstance(body, str):
+        return {"path": name, "sha256": sha256_text(body)}
+    if isinstance(body, list):
+        text = "".join(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n" for line in body)
+    else:
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return {"path": name, "sha256": sha256_text(text)}
+
+
+def grade_request(request: GradeRequest, pool: JudgePool) -> Graded:
+    """Grade every trace of the request (blocking: run it in a worker thread)."""
+    from judge.api import GradeSession
+
+    ledger = request_ledger(request)
+    judge, judge_name = (None, None) if request.judge == "none" else pool.get(request.judge)
+    session = GradeSession(judge, judge_name, config_file=pool.config_file)
+    names = request.trace_names or [f"traces[{i}]" for i in range(len(request.traces))]
+    scenario_input = _input(request.scenario, request.scenario_name or SCENARIO_NAME)
+    runs = [session.grade_run(ledger, _trace_source(trace), floor=request.floor, name=name,
+                              inputs={"scenario": scenario_input, "traces": [_input(trace, name)]})
+            for trace, name in zip(request.traces, names)]
+    report = session.report(runs, floor=request.floor)
+    return Graded(report=report, exit_code=session.exit_code(report))

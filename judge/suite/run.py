@@ -1,0 +1,191 @@
+"""Suites: a manifest of scenarios run many times, graded in parallel, turned into a release decision.
+
+The manifest (judge.suite.manifest) names each scenario's file and runs. Every run found is graded; fewer than
+`repetitions` means the missing ones count as failed runs. Grading is CPU-bound Python, so runs go
+to a process pool (one worker per core by default); each worker grades one run at a time and sends
+back a compact result, so memory follows the largest run, not the number of runs. The summary and the
+release rules are in judge.suite.result; the manifest in judge.suite.manifest; the workers
+in judge.suite.worker.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from judge.errors import JudgeInputError
+from judge.grade import GradeSession
+from judge.grade.provenance import input_file, package_versions
+from judge.ledger import line_of, load_ledger
+from judge.suite.manifest import discover_runs, load_manifest
+from judge.suite.result import RunResult, SafetyViolation, SuiteReport, decide, scenario_result, totals
+from judge.suite.worker import JudgeSpec, Task, grade_chunk, grade_task, init_worker, peak_rss_mb
+
+
+@dataclass
+class SuiteRun:
+    """A graded suite, with how the grading went (not part of the report: it varies run to run)."""
+
+    report: SuiteReport
+    wall_s: float = 0.0
+    grade_s: float = 0.0  # sum over runs of the time spent grading them, in the workers
+    workers: int = 1
+    worker_peak_rss_mb: dict[int, float] = field(default_factory=dict)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _run_pool(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs: int,
+              progress: Callable[[int, int], None] | None, out: SuiteRun) -> list[dict[str, Any]]:
+    results: list[dict[str, Any] | None] = [None] * len(tasks)
+    done = 0
+    if jobs <= 1 or len(tasks) <= 1:
+        if progress:
+            progress(0, len(tasks))
+        init_worker(spec, ledgers)
+        for i, task in enumerate(tasks):
+            started = time.perf_counter()
+            results[i] = grade_task(task)
+            out.grade_s += time.perf_counter() - started
+            if progress:
+                progress(i + 1, len(tasks))
+        out.worker_peak_rss_mb[os.getpid()] = peak_rss_mb()
+        return results  # type: ignore[return-value]
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    size = max(1, min(8, len(tasks) // (jobs * 16)))  # a few runs per message keeps the pool's overhead small
+    chunks = [list(range(i, min(i + size, len(tasks)))) for i in range(0, len(tasks), size)]
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=init_worker,
+                               initargs=(spec, ledgers))
+    try:
+        futures = {pool.submit(grade_chunk, [tasks[i] for i in chunk]): chunk for chunk in chunks}
+        if progress:  # only now: a progress bar may start a thread, and the workers exist already
+            progress(0, len(tasks))
+        for future in as_completed(futures):
+            chunk_results, seconds, pid, rss = future.result()
+            for i, result in zip(futures.pop(future), chunk_results):
+                results[i] = result
+            out.grade_s += seconds
+            out.worker_peak_rss_mb[pid] = max(rss, out.worker_peak_rss_mb.get(pid, 0.0))
+            done += len(chunk_results)
+            if progress:
+                progress(done, len(tasks))
+    except BaseException:  # Ctrl-C or a bug: do not grade the rest of the queue first
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return results  # type: ignore[return-value]
+
+
+def _context():
+    """`fork` while this process has a single thread (fast, and the workers need not import the
+    main module again); `forkserver` otherwise, since forking a threaded process can deadlock."""
+    import multiprocessing
+    import threading
+
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["judge.suite.worker", "judge.grade"])
+    return ctx
+
+
+def _judge_spec(judge_name: str | None, config_file: str | Path | None
+                ) -> tuple[JudgeSpec, dict | None, list[str], bool]:
+    """Validate the judge in this process (bad names fail before any worker starts); return its
+    worker spec, its fingerprint, why its calibration is stale, and whether that fails the release
+    (`[tool.judge] stale = "error"`)."""
+    if judge_name is None:
+        return JudgeSpec(), None, [], False
+    session = GradeSession.open(judge_name, config_file=config_file)
+    spec = JudgeSpec(name=session.judge_name, config_file=str(config_file) if config_file else None)
+    reasons = [session.stale_warning()] if session.stale_reasons else []
+    return spec, session.fingerprint, reasons, session.stale_fails
+
+
+def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_name: str | None = None,
+                config_file: str | Path | None = None, jobs: int | None = None,
+                progress: Callable[[int, int], None] | None = None) -> SuiteRun:
+    """Grade every run of every scenario of `suite` (the only one when None) and decide the release.
+
+    `judge_name` None grades with the deterministic checks only. `progress(done, total)` is called
+    as runs finish. Bad manifests, scenarios and judge names raise JudgeInputError; a bad trace
+    does not: it becomes an `error` run of its scenario.
+    """
+    started = time.perf_counter()
+    manifest_path = Path(manifest_path)
+    manifest, lines = load_manifest(manifest_path)
+    if suite is None:
+        if len(manifest.suites) != 1:
+            raise JudgeInputError(f"the manifest has several suites ({', '.join(manifest.suites)}): name one "
+                                  "with --suite", file=str(manifest_path))
+        suite = next(iter(manifest.suites))
+    if suite not in manifest.suites:
+        raise JudgeInputError(f"no suite {suite!r} (the manifest has {', '.join(manifest.suites)})",
+                              file=str(manifest_path), field="suites")
+    definition = manifest.suites[suite]
+    tasks: list[Task] = []
+    ledgers: dict[str, Any] = {}
+    plan: list[tuple[str, Path, list[int]]] = []
+    for sid in definition.scenarios:
+        ref = manifest.scenarios[sid]
+        spath = Path(os.path.normpath(manifest_path.parent / ref.file))
+        where = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "file")), field=f"scenarios.{sid}.file")
+        if not spath.is_file():
+            raise JudgeInputError(f"scenario file not found: {spath}", **where)
+        ledger = ledgers[str(spath)] = load_ledger(spath)
+        if ledger.scenario.id != sid:
+            raise JudgeInputError(f"{spath} has id {ledger.scenario.id!r}, not {sid!r}", **where)
+        traces = discover_runs(manifest_path, sid, ref, lines)
+        plan.append((sid, spath, list(range(len(tasks), len(tasks) + len(traces)))))
+        tasks += [Task(sid, str(spath), str(t)) for t in traces]
+    spec, fingerprint, stale, stale_fails = _judge_spec(judge_name, config_file)
+    jobs = max(1, min(jobs or default_jobs(), len(tasks) or 1))
+    out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
+    raw = _run_pool(tasks, spec, ledgers, jobs, progress, out)
+    warnings = list(stale)
+    scenarios = []
+    for sid, spath, indices in plan:
+        results = [_run_result(sid, raw[i]) for i in indices]
+        found = len(results)
+        for n in range(found + 1, definition.repetitions + 1):
+            results.append(RunResult(run_id=f"missing-{n}", trace=None, status="missing", passed=False,
+                                     eligible_for_release=False,
+                                     error=f"run {n} of {definition.repetitions} is missing: only {found} "
+                                           f"trace(s) under {manifest.scenarios[sid].runs}"))
+        if found > definition.repetitions:
+            warnings.append(f"{sid}: {found} runs found, {definition.repetitions} expected; all were graded")
+        ids = [r.run_id for r in results]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            warnings.append(f"{sid}: run ids used by several traces: {', '.join(dupes)}")
+        scenarios.append(scenario_result(sid, str(spath), definition.repetitions, results))
+    release = decide(scenarios, manifest.rules_for(suite), stale=stale if stale_fails else None)
+    out.report = SuiteReport(
+        suite=suite, manifest=str(manifest_path), judge=fingerprint, release=release,
+        totals=totals(scenarios), scenarios=scenarios,
+        safety_violations=[v for s in scenarios for r in s.results for v in r.safety_violations],
+        provenance={"judge": fingerprint, "packages": package_versions(),
+                    "inputs": {"manifest": input_file(manifest_path),
+                               "scenarios": {sid: input_file(spath) for sid, spath, _ in plan}}},
+        warnings=warnings)
+    out.wall_s = time.perf_counter() - started
+    return out
+
+
+def _run_result(sid: str, raw: dict[str, Any]) -> RunResult:
+    violations = [SafetyViolation(**v) for v in raw.pop("safety_violations", [])]
+    return RunResult(**raw, safety_violations=violations)
+
+
+def exit_code(report: SuiteReport) -> int:
+    """0 when the release rules pass, 1 when they fail."""
+    return 0 if report.release.decision == "pass" else 1

@@ -1,0 +1,103 @@
+"""The worker side of a suite: each process grades one run at a time through a GradeSession and sends
+back a compact result (a dict), so memory follows the largest run, not the number of runs."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from judge.errors import JudgeInputError
+from judge.grade import GradeSession
+from judge.grade.provenance import candidate, sha256_file
+from judge.ledger import load_ledger
+from judge.trace import TraceReader
+
+
+@dataclass(frozen=True)
+class Task:
+    scenario: str
+    scenario_path: str
+    trace: str
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """How a worker builds the judge: None name means deterministic checks only."""
+
+    name: str | None = None
+    config_file: str | None = None
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def init_worker(spec: JudgeSpec, ledgers: dict[str, Any] | None = None) -> None:
+    """Per worker: the grade session (its judge built once), and the expected ledgers the parent
+    already loaded (a forked worker inherits them for free)."""
+    _WORKER.clear()
+    _WORKER["session"] = GradeSession.open(spec.name or "none", config_file=spec.config_file)
+    _WORKER["ledgers"] = dict(ledgers or {})
+
+
+def _ledger(path: str):
+    ledgers = _WORKER.setdefault("ledgers", {})
+    if path not in ledgers:
+        ledgers[path] = load_ledger(path)
+    return ledgers[path]
+
+
+def _header(trace: str):
+    try:
+        return TraceReader(trace).header
+    except JudgeInputError:
+        return None
+
+
+def grade_task(task: Task) -> dict[str, Any]:
+    """Grade one run; a trace that cannot be read becomes an `error` result with its one-line message."""
+    session: GradeSession = _WORKER.get("session") or GradeSession()
+    header = _header(task.trace)
+    base = {"run_id": header.run_id if header else Path(task.trace).stem, "trace": task.trace,
+            "sha256": sha256_file(task.trace), "candidate": candidate(header)}
+    try:
+        # The suite reports a stale calibration once, in its own warnings.
+        run = session.grade_run(_ledger(task.scenario_path), task.trace, warn_stale=False)
+    except JudgeInputError as exc:
+        return {**base, "status": "error", "passed": False, "eligible_for_release": False, "error": str(exc)}
+    violations, seen = [], set()
+    for cp in run.checkpoints:
+        for f in cp.findings:
+            if f.verdict == "violated" and f.sensitivity == "safety-critical" and (f.key, f.evidence_event) not in seen:
+                seen.add((f.key, f.evidence_event))
+                violations.append({"scenario": task.scenario, "run_id": run.run_id, "key": f.key,
+                                   "turn": f.turn, "event": f.evidence_event, "rule": f.rule})
+    status = "passed" if run.passed else ("vetoed" if not run.eligible_for_release else "failed")
+    return {**base, "run_id": run.run_id, "status": status, "passed": run.passed,
+            "eligible_for_release": run.eligible_for_release, "quality_score": run.quality_score,
+            "first_divergence": run.first_divergence.model_dump(by_alias=True) if run.first_divergence else None,
+            "slice": run.slice, "events": run.events, "safety_violations": violations,
+            "warnings": run.warnings}
+
+
+def grade_chunk(tasks: list[Task]) -> tuple[list[dict[str, Any]], float, int, float]:
+    """Results of a few tasks, the seconds they took, this worker's pid and its peak RSS in MB."""
+    started = time.perf_counter()
+    results = [grade_task(t) for t in tasks]
+    return results, time.perf_counter() - started, os.getpid(), peak_rss_mb()
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set (VmHWM), in MB."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

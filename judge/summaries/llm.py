@@ -1,0 +1,161 @@
+"""The judge layer of the summary audit: the `summary-audit` prompt through a configured llm judge.
+
+It reuses the llm judge's plumbing (judge.judges.llm: litellm + instructor, offline settings,
+transport retries with backoff, price table) and its verdict cache (one entry per full request, so
+an unchanged rerun makes no call). The answer model (judge.judges.schema.summary_audit_model) only
+accepts the asked keys and the six statuses; an invalid answer is re-asked `max_retries` times, then
+the layer reports an error: the audit goes on with the other layers and says so in its warnings.
+The summary text is blinded (the candidate's names masked) and fenced as data by
+judge.judges.render.summary_audit_context; the ledger lines are the reviewed entries.
+
+Only `llm` judges have a judge layer: the `local` (embedding) judge *is* the semantic layer, and a
+replay judge records checkpoint verdicts, not summary audits.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from judge.config import JudgeConfig
+from judge.errors import ConfigError
+from judge.judges.base import LedgerRow
+from judge.judges.cache import VerdictCache, request_key
+from judge.model import SummaryEvent
+from judge.prompts import Prompt, load_prompt
+from judge.summaries.audit import LayerFinding
+from judge.summaries.semantic import AuditEntry
+
+DEFAULT_PROMPT = "summary-audit@1"
+
+
+@dataclass
+class LayerResult:
+    findings: dict[str, LayerFinding] = field(default_factory=dict)
+    error: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    raw: list[dict[str, Any]] = field(default_factory=list)  # the validated answer, as cached
+
+
+def ledger_rows(entries: Sequence[AuditEntry]) -> list[LedgerRow]:
+    return [LedgerRow(key=e.key, class_=e.class_, value=e.value, status=e.status, sensitivity=e.sensitivity,
+                      persistence=e.persistence, source_turn=e.source_turn, superseded=e.superseded,
+                      description=e.description) for e in entries]
+
+
+class SummaryJudge:
+    """Runs `summary-audit@N` (default @1; `options.summary_prompt` in the judge's table picks
+    another) through the llm judge `config` names."""
+
+    def __init__(self, config: JudgeConfig, *, cache: VerdictCache | None = None,
+                 prompt: Prompt | None = None) -> None:
+        if config.backend != "llm" or not config.model:
+            raise ConfigError(f"judge {config.name!r} is a {config.backend!r} judge: the summary audit's "
+                              "judge layer needs an llm judge (the offline `local` judge is the semantic layer)")
+        self.config = config
+        self.prompt = prompt or load_prompt(str(config.options.get("summary_prompt", DEFAULT_PROMPT)))
+        if self.prompt.meta.output_schema != "summary-audit":
+            raise ConfigError(f"prompt {self.prompt.ref} answers {self.prompt.meta.output_schema!r}, "
+                              "not 'summary-audit'", field=f"tool.judge.judges.{config.name}.options.summary_prompt")
+        self.cache = (cache or VerdictCache(namespace="summary-audit")) if config.cache else None
+        self._api_key = self._resolve_key()
+
+    def _resolve_key(self) -> str | None:
+        from judge.config import resolve_api_key
+
+        return resolve_api_key(self.config)
+
+    def fingerprint(self) -> dict[str, Any]:
+        from judge.judges.render import RENDER_VERSION
+
+        cfg = self.config
+        return {"name": cfg.name, "backend": "llm", "model": cfg.model, "prompt": self.prompt.fingerprint(),
+                "sampling": {"temperature": cfg.temperature, "seed": cfg.seed, "mode": cfg.mode},
+                "render_version": RENDER_VERSION}
+
+    def messages(self, turn: int, entries: Sequence[AuditEntry], text: str, *,
+                 event: SummaryEvent | None = None, names: Iterable[str | None] = ()) -> list[dict[str, str]]:
+        from judge.judges.render import summary_audit_context
+
+        summary = event or SummaryEvent(id="summary", turn=turn, kind="summary", reason="compaction", text=text)
+        keys = [e.key for e in entries]
+        return self.prompt.render(summary_audit_context(turn, keys, ledger_rows(entries), summary, names))
+
+    def audit(self, ledger: Any, turn: int, entries: Sequence[AuditEntry], text: str, *,
+              event: SummaryEvent | None = None, names: Iterable[str | None] = ()) -> LayerResult:
+        from judge.judges.schema import json_schema, summary_audit_model
+
+        if not entries:
+            return LayerResult()
+        keys = [e.key for e in entries]
+        messages = self.messages(turn, entries, text, event=event, names=names)
+        model_cls = summary_audit_model(keys)
+        params = {"temperature": self.config.temperature, "seed": self.config.seed}
+        key = request_key({"prompt": self.prompt.fingerprint(), "model": self.config.model,
+                           "api_base": self.config.api_base, "mode": self.config.mode, "params": params,
+                           "messages": messages, "schema": json_schema(model_cls)})
+        cached = self.cache.get(key) if self.cache is not None else None
+        if cached is not None and isinstance(cached.get("findings"), list):
+            return LayerResult(_layer_findings(cached["findings"]), usage={"calls": 0, "cache_hits": 1})
+        result = self._call(messages, model_cls, params)
+        if result.error is None and self.cache is not None:
+            self.cache.put(key, {"findings": result.raw, "fingerprint": self.fingerprint()})
+        return result
+
+    def _call(self, messages: list[dict[str, str]], model_cls: Any, params: dict[str, Any]) -> LayerResult:
+        from judge.judges import llm
+
+        litellm, instructor = llm.libs()
+        usage = {"calls": 1, "cache_hits": 0, "attempts": 0, "input_tokens": 0, "output_tokens": 0}
+
+        def completion(**kwargs: Any) -> Any:
+            kwargs["max_retries"] = 0  # the OpenAI client's hidden retries would go uncounted
+            usage["attempts"] += 1
+            response = litellm.completion(**kwargs)
+            counts = getattr(response, "usage", None)
+            usage["input_tokens"] += getattr(counts, "prompt_tokens", 0) or 0
+            usage["output_tokens"] += getattr(counts, "completion_tokens", 0) or 0
+            return response
+
+        cfg = self.config
+        client = instructor.from_litellm(completion, mode=instructor.Mode[cfg.mode.upper()])
+        extra = {k: v for k, v in params.items() if v is not None}
+        for name, value in (("api_base", cfg.api_base), ("api_key", self._api_key)):
+            if value:
+                extra[name] = value
+        retryable = llm._transport_errors()
+        retries = 0
+        while True:
+            try:
+                answer = client.chat.completions.create(
+                    model=cfg.model, messages=[dict(m) for m in messages], response_model=llm._wrapped(model_cls),
+                    max_retries=cfg.max_retries, timeout=cfg.timeout_s, **extra)
+                break
+            except Exception as exc:  # instructor wraps every failure; its cause tells what it was
+                cause = (exc.__cause__ if isinstance(exc, llm._retry_exception()) else exc) or exc
+                if llm._is_transient(cause, retryable) and retries < cfg.transport_retries:
+                    retries += 1
+                    hinted = llm._retry_after(cause)
+                    time.sleep(hinted if hinted is not None else min(cfg.backoff_s * 2 ** (retries - 1), 30.0))
+                    continue
+                usage["transport_retries"] = retries
+                return LayerResult(error=f"{type(cause).__name__}: {llm._first_line(str(cause), 300)}", usage=usage)
+        usage["transport_retries"] = retries
+        usage["cost_usd"] = llm.cost_usd(cfg.model, usage["input_tokens"], usage["output_tokens"])
+        raw = [f.model_dump() for f in answer.findings]
+        return LayerResult(_layer_findings(raw), usage=usage, raw=raw)
+
+
+def _layer_findings(raw: list[dict[str, Any]]) -> dict[str, LayerFinding]:
+    out = {}
+    for f in raw:
+        out[f["key"]] = LayerFinding(status=f["status"], evidence=f.get("evidence") or None,
+                                     score=f.get("confidence"), detail=f.get("rationale"))
+    return out
+
+
+def make_summary_judge(name: str | None, *, config_file: Any = None) -> SummaryJudge:
+    from judge.config import load_judge_config
+
+    return SummaryJudge(load_judge_config(name, config_file=config_file))

@@ -1,0 +1,197 @@
+"""The decision rules of the summary audit's semantic layer: one verdict per ledger entry.
+
+Given the summary's units (sentences and `;` clauses), each unit's sentence (cue words are read
+from it) and the unit scores of an entry (judge.summaries.semantic: embeddings, used only to find
+which units speak of the entry), `decide` returns the entry's status. Everything here is lexical
+and readable: values, restriction words, hedges, attribution to the user, done and pending words
+(judge.summaries.cues). See judge.summaries.semantic for the order in which the checks apply.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from judge.summaries import cues as sc
+from judge.text import cues
+
+TOP_UNITS = 2  # units per entry read for polarity and status (those above the threshold)
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One ledger entry as the audit sees it at the summary's turn."""
+
+    key: str
+    class_: str
+    value: Any
+    status: str  # active | completed | revoked
+    sensitivity: str
+    persistence: str
+    source_turn: int
+    superseded: tuple[tuple[Any, int], ...]
+    description: str | None
+    source: str  # of the current version: user | tool | agent
+    required: bool
+    reason: str  # why (not) required
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    evidence: str | None
+    score: float | None
+    detail: str
+
+
+def unique_tokens(entries: Sequence[AuditEntry]) -> dict[str, set[str]]:
+    """Each entry's identifier-like value tokens that no other entry's value has."""
+    found = {e.key: sc.salient_tokens(cues.render(e.value)) for e in entries}
+    counts: dict[str, int] = {}
+    for tokens in found.values():
+        for t in tokens:
+            counts[t] = counts.get(t, 0) + 1
+    return {k: {t for t in tokens if counts[t] == 1} for k, tokens in found.items()}
+
+
+def entry_scores(entry: AuditEntry, summary_units: list[str], scores: list[float],
+                 tokens: set[str], contexts: list[str] | None = None) -> list[float]:
+    """Per unit, how strongly it can carry the entry: its cosine, 1.0 when it names one of the
+    entry's own identifiers, and 0 for a unit that cannot carry the entry's status (a completion
+    is carried only by a unit that says done or pending)."""
+    out = []
+    for unit, context, score in zip(summary_units, contexts or summary_units, scores):
+        if entry.class_ == "completion" and not (sc.done_word(context) or sc.find(sc.PENDING_RE, context)):
+            out.append(0.0)
+            continue
+        low = unit.lower()
+        if tokens and any(re.search(rf"(?<![\w]){re.escape(t)}(?![\w])", low) for t in tokens):
+            score = 1.0
+        out.append(score)
+    return out
+
+
+def decide(entry: AuditEntry, summary_units: list[str], scores: list[float], threshold: float,
+           tokens: set[str] = frozenset(), contexts: list[str] | None = None) -> Verdict:
+    """The semantic verdict on one entry. Retrieval ranks `summary_units`; cue words are read from
+    each unit's sentence (`contexts`, aligned with the units; default the units themselves)."""
+    contexts = contexts or summary_units
+    context = dict(zip(summary_units, contexts))
+    scores = entry_scores(entry, summary_units, scores, tokens, contexts)
+    order = sorted(range(len(summary_units)), key=lambda i: -scores[i])
+    best = scores[order[0]]
+    above = [summary_units[i] for i in order if scores[i] >= threshold]
+    near = above[:TOP_UNITS]
+    if not entry.required:
+        return _not_required(entry, near, best, context)
+    reopened = _still_open(entry, summary_units, near, best, context)
+    if reopened is not None:
+        return reopened
+    by_value = _value_verdict(entry, summary_units, best)
+    if by_value is not None:
+        return by_value
+    if not near:
+        return Verdict("missing", summary_units[order[0]], best,
+                       f"no sentence speaks of it (best score {best:.2f} < {threshold:.2f})")
+    for check in (_uncertainty, _completion, _polarity):
+        verdict = check(entry, near, best, context)
+        if verdict is not None:
+            return verdict
+    if sc.short_values(entry.value) and entry.class_ == "fact":
+        return Verdict("distorted", near[0], best, "speaks of it without its value (a paraphrase, or "
+                       "another value)")
+    return Verdict("preserved", near[0], best, f"addressed (score {best:.2f} >= {threshold:.2f})")
+
+
+def _not_required(entry: AuditEntry, near: list[str], best: float, context: dict[str, str]) -> Verdict:
+    if entry.status == "revoked" and _restricts(entry):
+        for unit in near:
+            if sc.has_restriction(context[unit]) and not sc.find(sc.REVOKED_RE, context[unit]):
+                return Verdict("obsolete-as-current", unit, best,
+                               "a revoked restriction is stated as still in force")
+    return Verdict("not-required", None, best, entry.reason)
+
+
+def _value_verdict(entry: AuditEntry, summary_units: list[str], best: float) -> Verdict | None:
+    """Short values decide lexically: a superseded one affirmed, or the current one present."""
+    current = sc.short_values(entry.value)
+    current_lower = {v.lower() for v in current}
+    stale = [v for old, _ in entry.superseded for v in sc.short_values(old) if v.lower() not in current_lower]
+    for unit in summary_units:
+        for value in stale:
+            for start, end in sc.value_mentions(unit, value):
+                if not sc.stale_marked(unit, start, end):
+                    return Verdict("obsolete-as-current", unit, best,
+                                   f"superseded value {value!r} stated as current")
+    for unit in summary_units:
+        for value in current:
+            if sc.value_mentions(unit, value):
+                return Verdict("preserved", unit, best, f"carries the current value {value!r}")
+    return None
+
+
+def _restricts(entry: AuditEntry) -> bool:
+    text = cues.render(entry.value)
+    return entry.class_ in ("constraint", "permission") and (
+        sc.has_restriction(text) or bool(cues.prohibitions(text)) or isinstance(entry.value, list))
+
+
+def _polarity(entry: AuditEntry, near: list[str], best: float, context: dict[str, str]) -> Verdict | None:
+    """A restriction is distorted when the sentence closest to it keeps no restriction word and lifts
+    it ("deploying is fine", "src/ as well", "is allowed"), or promoted when that sentence attributes
+    the change to the user ("the user wants the fixtures in staging")."""
+    unit = near[0]
+    if not _restricts(entry) or sc.has_restriction(context[unit]):
+        return None
+    who = sc.attribution(context[unit])
+    if who:
+        return Verdict("assumption-promoted", unit, best,
+                       f"the restriction is gone and the change is attributed to the user ({who!r})")
+    lifted = sc.find(sc.PERMISSIVE_RE, context[unit])
+    if lifted:
+        return Verdict("distorted", unit, best, f"no restriction word left, and {lifted!r} lifts it")
+    forbidden = set().union(*(families for families, _ in cues.prohibitions(cues.render(entry.value))))
+    done = forbidden & cues.families_of(context[unit])
+    if done:
+        return Verdict("distorted", unit, best, f"no restriction word left, and it says to {sorted(done)[0]}")
+    return None
+
+
+def _still_open(entry: AuditEntry, summary_units: list[str], near: list[str], best: float,
+                context: dict[str, str]) -> Verdict | None:
+    """A resolved uncertainty (an uncertainty entry with a newer value) presented as still open, in
+    a unit about it or one naming its new value ("still undecided (smoke or full)")."""
+    if entry.class_ != "uncertainty" or not entry.superseded:
+        return None
+    values = sc.short_values(entry.value)
+    about = near + [u for u in summary_units if any(sc.value_mentions(u, v) for v in values)]
+    for unit in about:
+        if sc.find(sc.STILL_OPEN_RE, context[unit]):
+            return Verdict("obsolete-as-current", unit, best, "a resolved uncertainty is presented as still open")
+    return None
+
+
+def _uncertainty(entry: AuditEntry, near: list[str], best: float, context: dict[str, str]) -> Verdict | None:
+    if (entry.class_ != "uncertainty" and entry.source != "agent") or entry.superseded:
+        return None
+    unit = near[0]
+    who = sc.attribution(context[unit])
+    if who:
+        return Verdict("assumption-promoted", unit, best, f"an open question attributed to the user ({who!r})")
+    if sc.find(sc.SETTLED_RE, context[unit]) and not any(sc.find(sc.HEDGE_RE, context[u]) for u in near):
+        return Verdict("assumption-promoted", unit, best, "an open question stated as settled")
+    return None
+
+
+def _completion(entry: AuditEntry, near: list[str], best: float, context: dict[str, str]) -> Verdict | None:
+    if entry.class_ != "completion":
+        return None
+    said = [(u, sc.done_word(context[u]), sc.find(sc.PENDING_RE, context[u])) for u in near]
+    if entry.status == "completed" and not any(done for _, done, _ in said):
+        unit, _, pending = next(((u, d, p) for u, d, p in said if p), said[0])
+        if pending:
+            return Verdict("distorted", unit, best, f"completed, but the summary says {pending!r}")
+    if entry.status == "active" and all(done and not pending for _, done, pending in said):
+        return Verdict("distorted", said[0][0], best, f"still pending, but the summary says {said[0][1]!r}")
+    return None
