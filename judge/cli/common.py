@@ -19,8 +19,9 @@ from judge.errors import JudgeInputError
 err = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
 
 
-def console(width: int = 140, *, soft_wrap: bool = False) -> Console:
-    """Standard output. Reports are read in CI logs too: a readable width when it is not a terminal."""
+def console(width: int | None = 140, *, soft_wrap: bool = False) -> Console:
+    """Standard output. Reports are read in CI logs too: a readable width when it is not a terminal
+    (`width=None`: rich's own choice, COLUMNS or 80)."""
     return Console(highlight=False, soft_wrap=soft_wrap, emoji=False, width=None if sys.stdout.isatty() else width)
 
 

@@ -16,7 +16,7 @@ from judge.cli.common import console, user_errors
 
 
 def _console():
-    return console(soft_wrap=True)
+    return console(None, soft_wrap=True)
 
 
 def _lock_state(prompt: registry.Prompt) -> str:
