@@ -181,23 +181,43 @@ def align(ref: str, cand: str, context: str = "") -> Alignment:
     cue["quant_changed"] = float(len(({t.norm for t in r} ^ {t.norm for t in c}) & lx.QUANTIFIERS))
     cue["neg_diff"] = float(abs(_negations(r) - _negations(c)))
     cue["neg_parity"] = float(_negations(r) % 2 != _negations(c) % 2)
-    cue["antonym"] = float(len({(a, b) for a in lost_words for b in _all(c) if opposed(a, b)}
-                               | {(a, b) for a in _all(r) for b in new_words if opposed(a, b)}))
-    cue["category_swap"] = float(sum(same_category(a, b) for a in lost_words for b in new_words))
+    swaps = _swaps(ops, r, c) | {(a, b) for a in lost_words for b in new_words}
+    cue["antonym"] = float(sum(opposed(a, b) for a, b in swaps))
+    cue["category_swap"] = float(sum(same_category(a, b) for a, b in swaps))
     cue["n_replace"] = math.log1p(len(al.replaced))
     cue["insert_run"] = float(_runs(ops, "cand", (r, c)))
     cue["delete_run"] = float(_runs(ops, "ref", (r, c)))
     cue["len_ratio"] = math.log((len(c) + 1) / (len(r) + 1))
     cue["changed_frac"] = changed / max(1, len(r))
-    al.reasons = _reasons(r, c, ctx, lost_words, new_words, cue)
+    cue["name_order"] = float(_name_order(r, c))
+    hard = ("num_lost", "num_new", "name_lost", "name_new", "time_changed", "quant_changed",
+            "neg_parity", "antonym", "category_swap", "name_order")
+    cue["any_hard"] = float(any(cue[k] for k in hard))
+    al.reasons = _reasons(r, c, ctx, swaps, cue)
     return al
+
+
+def _name_order(r: list[Token], c: list[Token]) -> bool:
+    """The same names in another order ("Ann asks Bob" -> "Bob asks Ann"): roles swapped."""
+    def caps(toks: list[Token]) -> set[str]:  # names, sentence-initial ones included
+        return {t.norm for t in toks if t.text[:1].isupper() and t.norm not in lx.STOPWORDS}
+    shared = caps(r) & caps(c)
+    first = [t.norm for t in r if t.norm in shared]
+    second = [t.norm for t in c if t.norm in shared]
+    return len(shared) >= 2 and list(dict.fromkeys(first)) != list(dict.fromkeys(second))
 
 
 def _all(toks: list[Token]) -> set[str]:
     return {t.norm for t in toks}
 
 
-def _reasons(r, c, ctx, lost_words, new_words, cue) -> list[str]:
+def _swaps(ops, r: list[Token], c: list[Token]) -> set[tuple[str, str]]:
+    """Word pairs a replace operation of the diff puts face to face."""
+    return {(a.norm, b.norm) for tag, i1, i2, j1, j2 in ops if tag == "replace"
+            for a in r[i1:i2] for b in c[j1:j2] if a.norm != b.norm}
+
+
+def _reasons(r, c, ctx, swaps, cue) -> list[str]:
     """Readable evidence for a report: which cue words changed."""
     out = []
     for number in sorted(_values(r) - _values(c)):
@@ -208,6 +228,8 @@ def _reasons(r, c, ctx, lost_words, new_words, cue) -> list[str]:
     out += [f"name {n!r} added" for n in sorted(_names(c) - _all(r + ctx))]
     if cue["neg_parity"]:
         out.append("negation added or removed")
-    pairs = sorted((a, b) for a in lost_words for b in new_words if opposed(a, b) or same_category(a, b))
+    if cue["name_order"]:
+        out.append("names in another order (roles swapped?)")
+    pairs = sorted((a, b) for a, b in swaps if opposed(a, b) or same_category(a, b))
     out += [f"{a!r} became {b!r}" for a, b in pairs]
     return out

@@ -44,7 +44,7 @@ EMBEDDING_FEATURES = ("cos", "span_cos_min", "span_cos_mean")
 CUE_FEATURES = ("ref_lost_frac", "cand_new_frac", "n_lost", "n_new", "num_lost", "num_new",
                 "name_lost", "name_new", "time_changed", "quant_changed", "neg_diff", "neg_parity",
                 "antonym", "category_swap", "n_replace", "insert_run", "delete_run", "len_ratio",
-                "changed_frac")
+                "changed_frac", "name_order", "any_hard")
 FEATURES = EMBEDDING_FEATURES + CUE_FEATURES
 BATCH_SIZE = 64
 Status = Literal["kept", "distorted", "missing"]
@@ -82,8 +82,8 @@ class PairVerdict(BaseModel):
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of a summary; "Mr. Johnson" and "e.g. this" do not end one."""
-    parts = re.split(r"(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\be\.g)(?<!\bi\.e)"
-                     r"(?<=[.!?])\s+|\n+", text or "")
+    parts = re.split(r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\be\.g\.)"
+                     r"(?<!\bi\.e\.)(?<!\bvs\.)(?<=[.!?])\s+|\n+", text or "")
     return [p.strip() for p in parts if p and re.search(r"\w", p)]
 
 

@@ -23,6 +23,7 @@ def _groups(text: str) -> tuple[tuple[str, ...], ...]:
 NEGATIONS = frozenset("""not no never none nothing nobody nowhere neither nor without cannot cant
 dont doesnt didnt isnt arent wasnt werent wont wouldnt shouldnt couldnt hasnt havent hadnt
 lack lacks lacking lacked unable refuse refuses refused refusing fail fails failed failing
+absence absent shortage deficiency insufficiency paucity scarcity missing
 """.split())
 
 NUMBER_WORDS = {w: i for i, w in enumerate(
@@ -78,6 +79,23 @@ praise/criticize praised/criticized success/fail benefit/drawback advantage/disa
 strength/weakness pro/con praise/blame host/guest buyer/seller teacher/student
 employer/employee parent/child husband/wife boyfriend/girlfriend brother/sister
 mother/father son/daughter uncle/aunt king/queen man/woman boy/girl male/female
+whole/partial full/partial comprehensive/basic comprehensive/limited luxury/basic luxury/cheap
+cheaper/expensive cheaper/costlier exclusive/regular exclusive/common new/existing new/used
+existing/potential current/former current/previous senior/junior senior/young elderly/young
+rare/common rarely/often seldom/often sometimes/always modern/traditional modern/old
+special/ordinary special/regular unique/common formal/informal official/unofficial
+complete/partial entire/partial all/some everyone/nobody everything/nothing always/sometimes
+convenient/inconvenient comfortable/uncomfortable efficient/inefficient effective/ineffective
+reliable/unreliable important/unimportant relevant/irrelevant responsible/irresponsible
+honest/dishonest fair/unfair friendly/unfriendly helpful/unhelpful kind/cruel generous/stingy
+brave/cowardly proud/ashamed excited/disappointed hopeful/hopeless careful/careless
+successful/unsuccessful popular/unpopular familiar/unfamiliar happy/angry glad/sorry
+include/omit included/omitted add/remove added/removed attach/detach connect/disconnect
+enable/disable enabled/disabled lock/unlock locked/unlocked load/unload pack/unpack
+appear/disappear agree/object admit/deny accept/refuse accepted/refused believe/doubt
+trust/distrust like/hate love/dislike want/refuse remember/forgot allowed/banned permitted/forbidden
+win/lose victory/defeat winner/loser profit/loss rise/fall rose/fell increase/drop grow/shrink
+expand/reduce strengthen/weaken improve/worsen improved/worsened better/poorer
 """)
 
 # Words of one kind: swapping one for another changes the fact (a common-noun entity swap).
@@ -132,6 +150,16 @@ feature,characteristic,aspect benefit,advantage,upside option,choice,alternative
 meeting,session,gathering talk,conversation,discussion discuss,debate,talk_over say,remark,note
 booking,reservation flight,trip luggage,baggage cancel,call_off,scrap amount,sum,total
 mention,bring_up,raise highlight,emphasize,stress,underscore decide,determine,resolve agree,consent
+talk_about,discuss,go_over explore,examine,investigate mixed,varied,diverse opinion,view,perception
+novice,beginner,newcomer advanced,experienced,skilled,proficient difficult,challenging,complicated
+use,operate,handle usefulness,utility,value,benefit convenient,handy function,operation,feature
+prospective,potential offer,present,propose,extend contact,reach_out_to,get_in_touch_with
+need,requirement,preference range,selection,variety,choice note,observe,point_out indicate,suggest,imply
+rate,evaluate,assess finally,ultimately,in_the_end interested_in,curious_about,keen_on
+price,cost,rate discount,reduction inform,brief,update describe,outline
+argue,contend,claim worry,concern realize,recognize,notice understand,grasp,comprehend
+arrange,organize,set_up schedule,arrange confirm,verify,check complain,grumble,object
+prefer,favor fancy,like,enjoy search,look_for,seek deliver,bring,hand_over share,tell,pass_on
 """)
 
 # Filler that can be dropped or added without changing a fact.

@@ -35,6 +35,7 @@ _TIME_GROUPS = (
     "spring summer autumn winter", "daily weekly monthly yearly")
 _ADJ = ("new", "urgent", "free", "premium", "additional", "second", "international", "private",
         "expensive", "old", "temporary", "annual")
+_TITLES = {"Mr", "Mrs", "Ms", "Dr", "Sir", "Madam", "I"}
 _CONNECT = (", and ", ", but ", " because ", " after ", ", which means ", " while ")
 _CONTRACT = (("do not", "don't"), ("does not", "doesn't"), ("did not", "didn't"), ("is not", "isn't"),
              ("are not", "aren't"), ("will not", "won't"), ("can not", "can't"), ("it is", "it's"),
@@ -111,17 +112,24 @@ def swap_from(table: dict[str, list[str]], count: int = 1) -> Callable:
 
 
 def synonyms(s: str, rng: random.Random, pools: dict) -> str | None:
-    return swap_from(SYN, rng.randint(1, 4))(s, rng, pools)
+    """One to six synonym swaps: LLM paraphrases change many words at once."""
+    return swap_from(SYN, rng.randint(1, 6))(s, rng, pools)
 
 
 def name_swap(s: str, rng: random.Random, pools: dict) -> str | None:
     words = _words(s)
-    hits = [m for m in words[1:] if m.group(0)[0].isupper() and m.group(0).lower() not in lx.STOPWORDS]
+    hits = [m for m in words[1:] if m.group(0)[0].isupper() and m.group(0).lower() not in lx.STOPWORDS
+            and m.group(0) not in _TITLES]
     if not hits:
         return None
     m = rng.choice(hits)
-    names = [n for n in pools["names"] if n != m.group(0)]
-    return _put(s, m, rng.choice(names))
+    name = m.group(0)
+    parts = re.findall(r"[A-Z][a-z]+|[A-Z]+(?![a-z])|\d+|[a-z]+", name)
+    if len(parts) > 1 and rng.random() < 0.6:  # "BestInsuranceXYZ" -> "GoodInsuranceXYZ"
+        i = rng.randrange(len(parts))
+        swap = rng.choice([n for n in pools["names"] if n != parts[i]])
+        return _put(s, m, "".join(parts[:i] + [swap] + parts[i + 1:]))
+    return _put(s, m, rng.choice([n for n in pools["names"] if n != name]))
 
 
 def role_swap(s: str, rng: random.Random, pools: dict) -> str | None:
@@ -202,6 +210,7 @@ def delete_span(s: str, rng: random.Random, pools: dict) -> str | None:
     if len(parts[i].split()) < 2:
         return None
     out = "".join(parts[:i - 1] + parts[i + 1:]).strip()
+    out = out if out.endswith((".", "!", "?")) else out.rstrip(",;: ") + "."
     return out if len(out.split()) >= 5 else None
 
 
@@ -262,8 +271,9 @@ def make_pairs(sentences: Sequence[tuple[str, str]], seed: int) -> list[Pair]:
     for source, s in items:
         context = rng.choice(by_source[source])
         kept = _apply(KEPT, s, rng, pools)
-        if kept and rng.random() < 0.3:
-            kept = ("synonym+" + kept[0], synonyms(kept[1], rng, pools) or kept[1]) if kept[0] != "synonym" else kept
+        for _ in range(rng.choice((0, 0, 1, 2))):  # several meaning-preserving edits at once
+            more = _apply(KEPT, kept[1], rng, pools) if kept else None
+            kept = (kept[0] + "+" + more[0], more[1]) if kept and more else kept
         pairs.append(Pair(s, kept[1] if kept else s, context, "kept", kept[0] if kept else "identity", source))
         bad = _apply(DISTORTED, s, rng, pools)
         if bad:
@@ -281,5 +291,6 @@ def make_pairs(sentences: Sequence[tuple[str, str]], seed: int) -> list[Pair]:
 
 def _names(items: Sequence[tuple[str, str]]) -> list[str]:
     names = {m.group(0) for _, s in items for m in _words(s)[1:]
-             if m.group(0)[0].isupper() and m.group(0).isalpha() and m.group(0).lower() not in lx.STOPWORDS}
+             if m.group(0)[0].isupper() and m.group(0).isalpha() and m.group(0).lower() not in lx.STOPWORDS
+             and m.group(0) not in _TITLES}
     return sorted(names) or ["Alex", "Sam"]
