@@ -137,15 +137,16 @@ def same_category(a: str, b: str) -> bool:
     return a != b and bool(_CATEGORY.get(a, set()) & _CATEGORY.get(b, set()))
 
 
-def _runs(ops, side: str, toks: list[Token]) -> int:
-    """Longest run of content words deleted (side 'ref') or inserted (side 'cand')."""
+def _runs(ops, side: str, r: list[Token], c: list[Token]) -> int:
+    """Longest run of content words deleted (side 'ref') or inserted (side 'cand') by one
+    operation of the diff, net of the content words it puts in their place."""
     best = 0
     for tag, i1, i2, j1, j2 in ops:
-        ref_n = sum(is_content(t) for t in toks[0][i1:i2])
-        cand_n = sum(is_content(t) for t in toks[1][j1:j2])
-        extra = (ref_n - cand_n) if side == "ref" else (cand_n - ref_n)
-        if tag != "equal":
-            best = max(best, extra)
+        if tag == "equal":
+            continue
+        ref_n = sum(is_content(t) for t in r[i1:i2])
+        cand_n = sum(is_content(t) for t in c[j1:j2])
+        best = max(best, (ref_n - cand_n) if side == "ref" else (cand_n - ref_n))
     return best
 
 
@@ -185,8 +186,8 @@ def align(ref: str, cand: str, context: str = "") -> Alignment:
     cue["antonym"] = float(sum(opposed(a, b) for a, b in swaps))
     cue["category_swap"] = float(sum(same_category(a, b) for a, b in swaps))
     cue["n_replace"] = math.log1p(len(al.replaced))
-    cue["insert_run"] = float(_runs(ops, "cand", (r, c)))
-    cue["delete_run"] = float(_runs(ops, "ref", (r, c)))
+    cue["insert_run"] = float(_runs(ops, "cand", r, c))
+    cue["delete_run"] = float(_runs(ops, "ref", r, c))
     cue["len_ratio"] = math.log((len(c) + 1) / (len(r) + 1))
     cue["changed_frac"] = changed / max(1, len(r))
     cue["name_order"] = float(_name_order(r, c))

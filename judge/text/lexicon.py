@@ -105,7 +105,7 @@ milk,butter,cheese,bread,eggs,rice,pasta,meat,chicken,fish,beef,pork,salad,soup,
 coffee,tea,water,juice,wine,beer,soda,milkshake
 breakfast,lunch,dinner,brunch,snack
 car,bus,train,plane,bike,taxi,boat,truck,motorcycle,van,subway
-doctor,nurse,teacher,lawyer,engineer,manager,designer,developer,accountant,waiter,driver,pilot,chef,student,masseuse,therapist
+doctor,nurse,teacher,lawyer,engineer,manager,designer,developer,accountant,waiter,driver,pilot,chef,student,therapist
 dog,cat,horse,bird,rabbit,hamster,fish,cow
 phone,laptop,tablet,computer,camera,printer,television,remote,keyboard,monitor
 email,letter,call,message,text,fax
