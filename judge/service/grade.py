@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
@@ -50,6 +50,10 @@ class GradeRequest(BaseModel):
         default=None,
         description="One name per trace, e.g. its file path: the report's `trace` field and the "
                     "file error messages name (default 'traces[0]', 'traces[1]', ...).")
+    on_judge_error: Literal["inconclusive", "ignore"] | None = Field(
+        default=None,
+        description="What a key only a judge could decide does to its run when the judge gave no verdict: "
+                    "`inconclusive` (exit code 3) or `ignore`; omitted: the server's [tool.judge].on_judge_error.")
 
     @field_validator("trace_names")
     @classmethod
@@ -63,7 +67,7 @@ class GradeRequest(BaseModel):
 @dataclass
 class Graded:
     report: GradeReport
-    exit_code: int  # what `judge grade` would exit with: 0 passed, 1 a veto / failing run / stale error
+    exit_code: int  # what `judge grade` would exit with: 0 passed, 1 a failing run, 3 inconclusive
 
     def to_json(self) -> str:
         from judge.render.report import to_json
@@ -78,6 +82,7 @@ class JudgePool:
     def __init__(self, config_file: str | Path | None = None) -> None:
         self.config_file = Path(config_file) if config_file is not None else None
         self._judges: dict[str, tuple[Any, str]] = {}
+        self._authority: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def get(self, name: str | None) -> tuple[Any, str]:
@@ -91,27 +96,33 @@ class JudgePool:
             if name not in self._judges:
                 cfg = load_judge_config(name, config_file=self.config_file)
                 self._judges[name] = (make_judge(cfg), cfg.name)
+                self._authority[cfg.name] = cfg.authority
             return self._judges[name]
+
+    def authority(self, name: str) -> str:
+        """The configured `authority` of a judge `get` has built."""
+        return self._authority.get(name, "calibrated")
 
     def describe(self) -> dict[str, Any]:
         """Every configured judge: backend, model, fingerprint and calibration status. Building a
         judge loads no model (the embedding model loads on its first verdict)."""
         from judge.config import configured_judges, load_judge_config, project_root
-        from judge.grade import check_calibration, records_dir
+        from judge.grade import check_calibration, labels_dir, records_dir
 
         tables, default, source = configured_judges(config_file=self.config_file)
         directory = records_dir(project_root())
+        labels = labels_dir(directory)  # the label set is checked as `judge grade` checks it
         judges = []
         for name in sorted(tables):
             item: dict[str, Any] = {"name": name, "default": name == default}
             try:
                 cfg = load_judge_config(name, config_file=self.config_file)
                 item.update(backend=cfg.backend, model=cfg.model,
-                            prompt=cfg.prompt if cfg.backend == "llm" else None)
+                            prompt=cfg.prompt if cfg.backend == "llm" else None, authority=cfg.authority)
                 judge, _ = self.get(name)
                 fingerprint = judge.fingerprint()
                 item["fingerprint"] = fingerprint
-                item["calibration"] = _calibration_status(check_calibration(fingerprint, directory, name))
+                item["calibration"] = _calibration_status(check_calibration(fingerprint, directory, name, labels))
             except Exception as exc:  # one broken table must not hide the others
                 if not _is_input_error(exc):
                     raise
@@ -212,7 +223,9 @@ def grade_request(request: GradeRequest, pool: JudgePool) -> Graded:
 
     ledger = request_ledger(request)
     judge, judge_name = (None, None) if request.judge == "none" else pool.get(request.judge)
-    session = GradeSession(judge, judge_name, config_file=pool.config_file)
+    session = GradeSession(judge, judge_name, config_file=pool.config_file,
+                           authority=pool.authority(judge_name) if judge_name else None,
+                           on_judge_error=request.on_judge_error)
     names = request.trace_names or [f"traces[{i}]" for i in range(len(request.traces))]
     scenario_input = _input(request.scenario, request.scenario_name or SCENARIO_NAME)
     runs = [session.grade_run(ledger, _trace_source(trace), floor=request.floor, name=name,
