@@ -29,6 +29,8 @@ def grade(
     floor: float = typer.Option(1.0, "--floor", min=0.0, max=1.0, help="Below 1.0, runs whose only "
                                 "violations are non-safety ones pass while their quality score is >= floor."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; exit code only."),
+    allow_draft: bool = typer.Option(False, "--allow-draft", help="Grade a scenario still marked `draft: true` "
+                                     "(one `judge draft` proposed and no one has reviewed)."),
 ) -> None:
     """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input."""
     from judge.api import GradeSession
@@ -37,7 +39,7 @@ def grade(
     inputs = [scenario, *traces]
     refuse_overwriting_inputs([json_path, junit, md], inputs)
     session = GradeSession.open(judge, config_file=config)
-    result = session.grade_files(scenario, traces, floor=floor)
+    result = session.grade_files(scenario, traces, floor=floor, allow_draft=allow_draft)
     for path, text in ((json_path, render.to_json), (junit, render.to_junit), (md, render.to_markdown)):
         if path:
             write_output(path, text(result), inputs)
@@ -72,7 +74,7 @@ def ledger(
     from judge.api import load_ledger
     from judge.render.ledger import ledger_json, render_ledger
 
-    expected = load_ledger(scenario)
+    expected = load_ledger(scenario, allow_draft=True)  # showing a draft is part of reviewing it
     if as_json:
         console().print_json(json.dumps(ledger_json(expected, turn)))
     else:

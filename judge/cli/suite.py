@@ -77,6 +77,7 @@ def suite_command(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (shown only on a terminal) "
                                "and no terminal report."),
+    allow_draft: bool = typer.Option(False, "--allow-draft", help="Grade scenarios still marked `draft: true`."),
 ) -> None:
     """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail; 2: bad input."""
     from judge.render import suite as suite_report
@@ -94,7 +95,7 @@ def suite_command(
     bar = _Bar(enabled=not quiet and _err.is_terminal)  # no bar in CI logs
     try:
         run = grade_suite(manifest, suite, judge_name=_default_judge(judge, config), config_file=config,
-                          jobs=jobs, progress=bar)
+                          jobs=jobs, progress=bar, allow_draft=allow_draft)
     finally:
         bar.stop()
     report = run.report
