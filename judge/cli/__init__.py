@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from judge.cli import calibration, grade, imports, prompts, serve, suite, summary
+from judge.cli import calibration, draft, grade, imports, prompts, serve, suite, summary
 from judge.cli.common import error_line, user_errors
 
 __all__ = ["app", "error_line", "main", "user_errors"]
@@ -13,7 +13,7 @@ __all__ = ["app", "error_line", "main", "user_errors"]
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Grade multi-turn agent runs for state drift against a reviewed ledger.")
 
-for _group in (grade, calibration, prompts, serve, suite, imports, summary):
+for _group in (grade, draft, calibration, prompts, serve, suite, imports, summary):
     _group.register(app)
 
 

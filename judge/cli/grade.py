@@ -50,14 +50,17 @@ def grade(
 
 @user_errors
 def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check.")) -> None:
-    """Report every fixture error (exit 2) and warn about safety-critical keys no rule guards."""
+    """Report every fixture error (exit 2) and warn about safety-critical keys no rule guards; on a draft
+    (`draft: true`), list what its reviewer should check."""
     from judge.api import lint_file
+    from judge.draft import review_notes
 
     out = console()
     issues = lint_file(scenario)
     errors = [i for i in issues if i.level == "error"]
+    issues += review_notes(scenario)  # none unless the file is an unreviewed draft
     for issue in issues:
-        colour = "red" if issue.level == "error" else "yellow"
+        colour = {"error": "red", "warning": "yellow"}.get(issue.level, "cyan")
         out.print(Text.assemble((f"{issue.level}: ", colour), issue.render(str(scenario))), soft_wrap=True)
     if not issues:
         out.print(f"{scenario}: ok")
