@@ -39,7 +39,8 @@ def lint_file(scenario: str | Path, traces: Iterable[str | Path] = ()) -> list[L
 
 def grade_paths(scenario: str | Path, traces: Iterable[str | Path | Any], *, judge: Judge | None = None,
                 floor: float = 1.0, judge_name: str | None = None,
-                config_file: str | Path | None = None) -> GradeReport:
+                config_file: str | Path | None = None, allow_draft: bool = False) -> GradeReport:
     """Grade trace files against a scenario file with `judge` (None: deterministic checks only)."""
-    return GradeSession(judge, judge_name, config_file=config_file).grade_files(scenario, traces, floor=floor)
+    return GradeSession(judge, judge_name, config_file=config_file).grade_files(scenario, traces, floor=floor,
+                                                                                allow_draft=allow_draft)
 

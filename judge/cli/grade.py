@@ -33,6 +33,8 @@ def grade(
         None, "--on-judge-error", case_sensitive=False, help="`inconclusive` (default: a key only a judge "
         "could decide that got no verdict makes the run inconclusive, exit 3) or `ignore`; default: "
         "[tool.judge].on_judge_error."),
+    allow_draft: bool = typer.Option(False, "--allow-draft", help="Grade a scenario still marked `draft: true` "
+                                     "(one `judge draft` proposed and no one has reviewed)."),
 ) -> None:
     """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input,
     usage or configuration; 3: no run failed but one is inconclusive; 4: internal error."""
@@ -43,7 +45,7 @@ def grade(
     refuse_overwriting_inputs([json_path, junit, md], inputs)
     session = GradeSession.open(judge, config_file=config,
                                 on_judge_error=on_judge_error.value if on_judge_error else None)
-    result = session.grade_files(scenario, traces, floor=floor)
+    result = session.grade_files(scenario, traces, floor=floor, allow_draft=allow_draft)
     for path, text in ((json_path, render.to_json), (junit, render.to_junit), (md, render.to_markdown)):
         if path:
             write_output(path, text(result), inputs)
@@ -59,14 +61,17 @@ def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check."
                                                            "rule sits in the user message that states its key.")
              ) -> None:
     """Report every fixture error (exit 2) and warn about safety-critical keys no rule guards (and,
-    given traces, about confirm phrases in the message that states a guarded key)."""
+    given traces, about confirm phrases in the message that states a guarded key); on a draft
+    (`draft: true`), list what its reviewer should check."""
     from judge.api import lint_file
+    from judge.draft import review_notes
 
     out = console()
     issues = lint_file(scenario, traces or ())
     errors = [i for i in issues if i.level == "error"]
+    issues += review_notes(scenario)  # none unless the file is an unreviewed draft
     for issue in issues:
-        colour = "red" if issue.level == "error" else "yellow"
+        colour = {"error": "red", "warning": "yellow"}.get(issue.level, "cyan")
         out.print(Text.assemble((f"{issue.level}: ", colour), issue.render(str(scenario))), soft_wrap=True)
     if not issues:
         out.print(f"{scenario}: ok")
@@ -83,7 +88,7 @@ def ledger(
     from judge.api import load_ledger
     from judge.render.ledger import ledger_json, render_ledger
 
-    expected = load_ledger(scenario)
+    expected = load_ledger(scenario, allow_draft=True)  # showing a draft is part of reviewing it
     if as_json:
         console().print_json(json.dumps(ledger_json(expected, turn)))
     else:

@@ -81,6 +81,7 @@ def suite_command(
     on_judge_error: Optional[OnJudgeError] = typer.Option(
         None, "--on-judge-error", case_sensitive=False, help="`inconclusive` or `ignore`, as for `judge grade`; "
         "default: [tool.judge].on_judge_error."),
+    allow_draft: bool = typer.Option(False, "--allow-draft", help="Grade scenarios still marked `draft: true`."),
 ) -> None:
     """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail;
     2: bad input or configuration; 3: no rule failed but a run was inconclusive; 4: internal error."""
@@ -99,7 +100,8 @@ def suite_command(
     bar = _Bar(enabled=not quiet and _err.is_terminal)  # no bar in CI logs
     try:
         run = grade_suite(manifest, suite, judge_name=_default_judge(judge, config), config_file=config,
-                          jobs=jobs, progress=bar, on_judge_error=on_judge_error.value if on_judge_error else None)
+                          jobs=jobs, progress=bar, on_judge_error=on_judge_error.value if on_judge_error else None,
+                          allow_draft=allow_draft)
     finally:
         bar.stop()
     report = run.report

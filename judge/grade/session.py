@@ -95,9 +95,10 @@ class GradeSession:
         return run
 
     def grade_files(self, scenario: str | Path, traces: Iterable[str | Path | Any], *,
-                    floor: float = 1.0) -> GradeReport:
-        """Grade trace files against a scenario file, with the sha256 of each input in provenance."""
-        ledger = load_ledger(scenario)
+                    floor: float = 1.0, allow_draft: bool = False) -> GradeReport:
+        """Grade trace files against a scenario file, with the sha256 of each input in provenance
+        (an unreviewed draft scenario is refused unless `allow_draft`)."""
+        ledger = load_ledger(scenario, allow_draft=allow_draft)
         runs = []
         for trace in traces:
             inputs = {"scenario": input_file(scenario),

@@ -46,6 +46,9 @@ class GradeRequest(BaseModel):
     scenario_name: str | None = Field(
         default=None, max_length=500,
         description=f"What error messages call the scenario (default {SCENARIO_NAME!r}), e.g. its file name.")
+    allow_draft: bool = Field(default=False, description=(
+        "Grade a scenario still marked `draft: true` (proposed by `judge draft`, not yet reviewed); "
+        "otherwise such a scenario is refused as bad input, as `judge grade` refuses it without --allow-draft."))
     trace_names: list[str] | None = Field(
         default=None,
         description="One name per trace, e.g. its file path: the report's `trace` field and the "
@@ -148,19 +151,24 @@ def _is_input_error(exc: BaseException) -> bool:
 def request_ledger(request: GradeRequest):
     """The expected ledger of the request's scenario; a FixtureError names the field (and, for
     scenario text, the line) just as `judge lint` would."""
-    from judge.ledger import build_ledger, validate_scenario
+    from judge.ledger import build_ledger, refuse_draft, validate_scenario
 
     name = request.scenario_name or SCENARIO_NAME
+    allow_draft = getattr(request, "allow_draft", False)  # the audit endpoint's requests have no such flag
     if isinstance(request.scenario, str):
-        return _ledger_from_text(request.scenario, name)
-    return build_ledger(validate_scenario(request.scenario, name), None, file=name)
+        return _ledger_from_text(request.scenario, name, allow_draft)
+    scenario = validate_scenario(request.scenario, name)
+    ledger = build_ledger(scenario, None, file=name)
+    if not allow_draft:
+        refuse_draft(scenario, file=name)
+    return ledger
 
 
-def _ledger_from_text(text: str, name: str):
+def _ledger_from_text(text: str, name: str, allow_draft: bool = False):
     """Scenario file text: read through the same loader as a file, so lines are named."""
     _refuse_aliases(text, name)
     try:
-        return _text_ledger(text)
+        return _text_ledger(text, allow_draft)
     except JudgeInputError as exc:
         exc.file = name  # the client's name for it, never our temporary path
         raise
@@ -183,7 +191,7 @@ def _refuse_aliases(text: str, name: str) -> None:
 
 
 @lru_cache(maxsize=32)
-def _text_ledger(text: str):
+def _text_ledger(text: str, allow_draft: bool = False):
     """Reading YAML with line numbers costs ~15 ms; a CI server grades the same few scenarios over
     and over. A ledger is read-only once built, so requests share it (errors are never cached)."""
     from judge.api import load_ledger
@@ -193,7 +201,7 @@ def _text_ledger(text: str):
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        return load_ledger(tmp)
+        return load_ledger(tmp, allow_draft=allow_draft)
     finally:
         Path(tmp).unlink(missing_ok=True)
 

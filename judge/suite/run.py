@@ -10,6 +10,7 @@ in judge.suite.worker.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
@@ -114,10 +115,12 @@ def _judge_spec(judge_name: str | None, config_file: str | Path | None, on_judge
 
 def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_name: str | None = None,
                 config_file: str | Path | None = None, jobs: int | None = None,
-                progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None) -> SuiteRun:
+                progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
+                allow_draft: bool = False) -> SuiteRun:
     """Grade every run of every scenario of `suite` (the only one when None) and decide the release.
 
-    `judge_name` None grades with the deterministic checks only. `progress(done, total)` is called
+    `judge_name` None grades with the deterministic checks only; an unreviewed draft scenario is
+    refused unless `allow_draft`. `progress(done, total)` is called
     as runs finish. Bad manifests, scenarios and judge names raise JudgeInputError; a bad trace
     does not: it becomes an `error` run of its scenario.
     """
@@ -142,13 +145,14 @@ def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_na
         where = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "file")), field=f"scenarios.{sid}.file")
         if not spath.is_file():
             raise JudgeInputError(f"scenario file not found: {spath}", **where)
-        ledger = ledgers[str(spath)] = load_ledger(spath)
+        ledger = ledgers[str(spath)] = load_ledger(spath, allow_draft=allow_draft)
         if ledger.scenario.id != sid:
             raise JudgeInputError(f"{spath} has id {ledger.scenario.id!r}, not {sid!r}", **where)
         traces = discover_runs(manifest_path, sid, ref, lines)
         plan.append((sid, spath, list(range(len(tasks), len(tasks) + len(traces)))))
         tasks += [Task(sid, str(spath), str(t)) for t in traces]
     spec, judge_object, fingerprint, stale = _judge_spec(judge_name, config_file, on_judge_error)
+    spec = dataclasses.replace(spec, allow_draft=allow_draft)
     jobs = max(1, min(jobs or default_jobs(), len(tasks) or 1))
     out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
     raw = _run_pool(tasks, spec, ledgers, jobs, progress, out)

@@ -30,6 +30,7 @@ class JudgeSpec:
     name: str | None = None
     config_file: str | None = None
     on_judge_error: str | None = None
+    allow_draft: bool = False  # grade scenarios still marked `draft: true`
 
 
 _WORKER: dict[str, Any] = {}
@@ -42,12 +43,13 @@ def init_worker(spec: JudgeSpec, ledgers: dict[str, Any] | None = None) -> None:
     _WORKER["session"] = GradeSession.open(spec.name or "none", config_file=spec.config_file,
                                            on_judge_error=spec.on_judge_error)
     _WORKER["ledgers"] = dict(ledgers or {})
+    _WORKER["allow_draft"] = spec.allow_draft
 
 
 def _ledger(path: str):
     ledgers = _WORKER.setdefault("ledgers", {})
     if path not in ledgers:
-        ledgers[path] = load_ledger(path)
+        ledgers[path] = load_ledger(path, allow_draft=_WORKER.get("allow_draft", False))
     return ledgers[path]
 
 
