@@ -179,6 +179,27 @@ def grade_policy(*, config_file: str | Path | None = None) -> GradePolicy:
                           field=f"tool.judge.{err['loc'][0]}") from None
 
 
+LOG_DIR_ENV = "JUDGE_LOG_DIR"
+DEFAULT_LOG_DIR = ".judge/runs"
+
+
+def run_log_dir(*, config_file: str | Path | None = None) -> tuple[Path, str]:
+    """Where `judge grade` keeps the JSON report of every grade, and where that choice comes from:
+    $JUDGE_LOG_DIR, else `[tool.judge] log_dir` (relative to the file that sets it), else
+    `.judge/runs` in the project (the folder of the nearest pyproject.toml, else the cwd)."""
+    env = os.environ.get(LOG_DIR_ENV)
+    if env:
+        return Path(env).expanduser(), f"env {LOG_DIR_ENV}"
+    path = config_source(config_file)
+    value = _judge_table(path).get("log_dir")
+    if value is not None:
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError("must be a folder path (a string)", file=str(path), field="tool.judge.log_dir")
+        folder = Path(value).expanduser()
+        return (folder if folder.is_absolute() or path is None else path.parent / folder), str(path)
+    return (project_root() or Path.cwd()) / DEFAULT_LOG_DIR, "built-in default"
+
+
 def resolve_api_key(config: JudgeConfig) -> str | None:
     """The API key named by `api_key_env` (None when the judge needs none); unset is a ConfigError."""
     env = config.api_key_env

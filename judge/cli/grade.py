@@ -35,6 +35,8 @@ def grade(
         "[tool.judge].on_judge_error."),
     allow_draft: bool = typer.Option(False, "--allow-draft", help="Grade a scenario still marked `draft: true` "
                                      "(one `judge draft` proposed and no one has reviewed)."),
+    no_log: bool = typer.Option(False, "--no-log", help="Do not keep this grade in the run log (.judge/runs/, "
+                                "[tool.judge] log_dir; `judge runs list`)."),
 ) -> None:
     """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input,
     usage or configuration; 3: no run failed but one is inconclusive; 4: internal error."""
@@ -51,6 +53,10 @@ def grade(
             write_output(path, text(result), inputs)
     if not quiet:
         render.render_terminal(result, console())
+    if not no_log:
+        from judge.cli.runs import log_run
+
+        log_run(result, config, quiet=quiet)
     raise typer.Exit(session.exit_code(result))
 
 
