@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from judge.grade import GradeSession, SliceResult, exit_code, grade_trace, write_slice
+from judge.grade.judges_check import JudgeCheck, check_judges
 from judge.judges.base import Judge
 from judge.ledger import ExpectedLedger, LintIssue, load_ledger
 from judge.model import GradeReport
 from judge.summaries.audit import SummaryAuditor, audit_summary, audit_summary_events
 
-__all__ = ["ExpectedLedger", "GradeSession", "LintIssue", "SliceResult", "SummaryAuditor", "audit_summary",
-           "audit_summary_events", "exit_code", "grade_paths", "grade_trace", "lint_file", "load_ledger", "write_slice"]
+__all__ = ["ExpectedLedger", "GradeSession", "JudgeCheck", "LintIssue", "SliceResult", "SummaryAuditor", "audit_summary",
+           "audit_summary_events", "check_judges", "exit_code", "grade_paths", "grade_trace", "lint_file", "load_ledger", "write_slice"]
 
 
 def lint_file(scenario: str | Path, traces: Iterable[str | Path] = ()) -> list[LintIssue]:
