@@ -66,16 +66,20 @@ def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check."
                                                            "also warn when a confirm phrase of an `authorised` "
                                                            "rule sits in the user message that states its key.")
              ) -> None:
-    """Report every fixture error (exit 2) and warn about safety-critical keys no rule guards (and,
+    """Report every format and fixture error (exit 2) and warn about safety-critical keys no rule guards (and,
     given traces, about confirm phrases in the message that states a guarded key); on a draft
     (`draft: true`), list what its reviewer should check."""
     from judge.api import lint_file
     from judge.draft import review_notes
+    from judge.errors import FixtureError
 
     out = console()
     issues = lint_file(scenario, traces or ())
     errors = [i for i in issues if i.level == "error"]
-    issues += review_notes(scenario)  # none unless the file is an unreviewed draft
+    try:
+        issues += review_notes(scenario)  # none unless the file is an unreviewed draft
+    except FixtureError:
+        pass  # a file that breaks its format: the errors above come first
     for issue in issues:
         colour = {"error": "red", "warning": "yellow"}.get(issue.level, "cyan")
         out.print(Text.assemble((f"{issue.level}: ", colour), issue.render(str(scenario))), soft_wrap=True)
