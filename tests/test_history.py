@@ -79,6 +79,7 @@ def test_grade_logs_each_run_and_no_log_skips_it(tmp_path, monkeypatch):
     assert runner.invoke(app, ["grade", SCENARIO, DRIFT, "--judge", "none", "-q", "--no-log"]).exit_code == 1
     logged = logged_files(tmp_path / "log")
     assert len(logged) == 2
+    assert (tmp_path / "log" / ".gitignore").read_text().endswith("*\n")  # git ignores the log by itself
     assert load_report(logged[0]).runs[0].run_id == "tour-drift"
     listed = runner.invoke(app, ["runs", "list"])
     assert listed.exit_code == 0 and "tour" in listed.output and "2 run(s)" in listed.output

@@ -56,7 +56,7 @@ def _refuse_existing(files: dict[Path, tuple[str, str]]) -> None:
 
 
 @user_errors
-def init_command(directory: Path = typer.Argument(Path("."), metavar="[DIR]", help="Folder to write the "
+def init_command(directory: Path = typer.Argument(Path("."), metavar="DIR", help="Folder to write the "
                                                   "files into (created if missing; default: here).")) -> None:
     """Write a small commented scenario, a clean and a drifting trace, the [tool.judge] table, a
     GitHub Actions workflow and a pytest example. Refuses (exit 2, nothing written) when any of
@@ -74,14 +74,18 @@ def init_command(directory: Path = typer.Argument(Path("."), metavar="[DIR]", he
     width = max(len(str(p.relative_to(directory).as_posix())) for p in files)
     for path, (_, what) in files.items():
         out.print(f"  {path.relative_to(directory).as_posix():<{width}}  {what}", markup=False)
-    prefix = "" if directory.resolve() == Path.cwd().resolve() else f"cd {directory.as_posix()}\n  "
     config = " --config judge.toml" if (directory / CONFIG_SEPARATE) in files else ""
+    steps = [(f"judge lint {SCENARIO}", "exit 0"),
+             (f"judge grade {SCENARIO} {CLEAN}{config}", "exit 0: passed"),
+             (f"judge grade {SCENARIO} {DRIFT}{config}", "exit 1: the drift is caught"),
+             ("judge runs diff previous latest", "exit 1: names the keys that newly fail"),
+             ("pytest tests/test_agent_runs.py", "judge.testing")]
+    if directory.resolve() != Path.cwd().resolve():
+        steps.insert(0, (f"cd {directory.as_posix()}", ""))
+    width = max(len(cmd) for cmd, _ in steps)
     out.print("next:", markup=False)
-    out.print(f"  {prefix}judge lint {SCENARIO}\n"
-              f"  judge grade {SCENARIO} {CLEAN}{config}     # exit 0: passed\n"
-              f"  judge grade {SCENARIO} {DRIFT}{config}     # exit 1: the drift is caught\n"
-              f"  judge runs list                              # every grade is kept in .judge/runs/\n"
-              f"  pytest tests/test_agent_runs.py", markup=False)
+    for cmd, why in steps:
+        out.print(f"  {cmd:<{width}}  # {why}" if why else f"  {cmd}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -46,9 +46,14 @@ def _order(path: Path) -> tuple[str, int, str]:
 
 def write_run(report: GradeReport, directory: str | Path, *, now: datetime | None = None) -> Path:
     """Write `report` into the run log `directory` (created if missing) under a new, unique name.
-    Raises OSError when the folder cannot be written."""
+    A folder it creates gets a `.gitignore` holding `*`. Raises OSError when the folder cannot
+    be written."""
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    if not directory.is_dir():
+        directory.mkdir(parents=True, exist_ok=True)
+        # as pytest does with its cache: a folder git ignores by itself (delete the file to commit it)
+        (directory / ".gitignore").write_text("# the run log of `judge grade`: local history, not sources\n*\n",
+                                              encoding="utf-8")
     text = report.model_dump_json(by_alias=True, indent=2) + "\n"
     for _ in range(8):
         path = directory / (run_id_for(now or datetime.now(timezone.utc)) + SUFFIX)

@@ -27,11 +27,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _renderer():
+    """The grade report's HTML page renderer (judge.render.html.grade_page), None when this
+    installation has none."""
     try:
         from judge.render import html
     except ImportError:
         return None
-    return getattr(html, "to_html", None)
+    return getattr(html, "grade_page", None) or getattr(html, "to_html", None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
