@@ -41,7 +41,7 @@ def test_init_then_lint_exit_0_clean_exit_0_drift_exit_1(tmp_path):
     clean = judge("grade", SCENARIO, CLEAN, cwd=folder)  # the scaffold's default judge: local
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "PASS" in clean.stdout and "judge: local" in clean.stdout
-    drift = judge("grade", SCENARIO, DRIFT, "--judge", "none", cwd=folder)
+    drift = judge("grade", SCENARIO, DRIFT, cwd=folder)
     assert drift.returncode == 1, drift.stdout + drift.stderr
     assert "veto: charge_after_confirmation violated at e7" in drift.stdout
     assert "check_in" in drift.stdout and "superseded at turn 2" in drift.stdout

@@ -57,6 +57,14 @@ def test_grade_takes_the_trace_as_lines_too():
     assert isinstance(result, GradeResult) and ("python", "e6", "superseded-value:python") in result.violations
 
 
+def test_nothing_is_kept_unless_the_plugin_records():
+    import judge.testing as testing
+
+    before = len(testing.graded)
+    grade(SCENARIO, CLEAN)
+    assert len(testing.graded) == before == 0
+
+
 def _run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, *args: str):
     # Only the plugin under test, whatever is installed in this environment.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
@@ -108,3 +116,20 @@ def test_the_plugin_is_a_pytest11_entry_point():
     target = data["project"]["entry-points"]["pytest11"]["judge"]
     module = importlib.import_module(target)
     assert callable(module.pytest_addoption) and callable(module.pytest_runtest_makereport)
+
+
+def test_judge_html_writes_one_page_per_run_of_each_failing_test(pytester, monkeypatch, tmp_path):
+    """The plugin's page-saving path, whatever renderer is installed: a stand-in for
+    judge.render.html.grade_page (this test's conftest) records which report each page got."""
+    pytester.makeconftest("""
+import sys, types
+sys.modules["judge.render.html"] = types.SimpleNamespace(
+    grade_page=lambda report: "<html>" + ",".join(r.run_id for r in report.runs) + "</html>")
+""")
+    pages = tmp_path / "pages"
+    result = _run(pytester, monkeypatch, "--judge-html", str(pages))
+    result.assert_outcomes(passed=1, failed=1)
+    written = sorted(pages.iterdir())
+    assert [p.name for p in written] == ["test_agent.py_test_drifting_run.html"]
+    assert written[0].read_text(encoding="utf-8") == "<html>tour-drift</html>"
+    assert f"HTML page: {written[0]}" in result.stdout.str()

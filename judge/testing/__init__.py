@@ -22,9 +22,10 @@ from judge.model import GradeReport, RunReport
 
 __all__ = ["GradeResult", "JudgeAssertionError", "assert_passed", "failure_message", "grade"]
 
-# The results graded during the current test, newest last: the pytest plugin clears it before each
-# test and saves a page for each when the test fails (--judge-html).
+# The results graded during the current test, newest last, kept only while the pytest plugin records
+# them (--judge-html): it clears the list before each test and saves a page for each when the test fails.
 graded: list["GradeResult"] = []
+recording = False
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,8 @@ def grade(scenario: str | Path, trace: str | Path | Iterable[dict[str, Any] | st
     report = session.grade_files(scenario, [source])
     run = report.runs[0]
     result = GradeResult(passed=run.passed, outcome=run.outcome, violations=_violations(run), report=report)
-    graded.append(result)
+    if recording:
+        graded.append(result)
     return result
 
 

@@ -37,8 +37,15 @@ def _renderer():
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("judge_html", None) and _renderer() is None:
-        raise pytest.UsageError(HTML_MISSING)
+    if config.getoption("judge_html", None):
+        if _renderer() is None:
+            raise pytest.UsageError(HTML_MISSING)
+        testing.recording = True
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    testing.recording = False
+    testing.graded.clear()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
