@@ -17,7 +17,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from judge.errors import TraceError
 from judge.model import EVENT_KINDS, Event, RunHeader, ToolCallEvent, ToolResultEvent
-from judge.trace.redact import Redactor, line_needs_redaction, redact_event_dict
+from judge.model.limits import MAX_DEPTH, MAX_LINE_BYTES, DepthError, depth_message
+from judge.trace.redact import Redactor, line_needs_redaction, redact_event_dict, redact_header_dict
 
 _EVENT = TypeAdapter(Event)
 # The core validator behind `_EVENT.validate_json` (same defaults), without the per-call wrapper.
@@ -244,6 +245,11 @@ class TraceReader:
                 raise self._error(lineno, "kind", "the first line must be the run header "
                                   '({"kind": "run", "run_id": ..., "scenario": ...})')
             try:
+                # The header reaches reports (run id, agent, metadata): redacted like an event.
+                record = redact_header_dict(dict(record), self.redactor)
+            except DepthError as exc:
+                raise self._error(lineno, exc.field, depth_message()) from None
+            try:
                 header = RunHeader.model_validate(record)
             except ValidationError as exc:
                 field, message = _pydantic_message(exc)
@@ -268,6 +274,8 @@ class TraceReader:
             record = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise self._error(lineno, None, f"not a JSON object: {exc.msg} at column {exc.colno}") from None
+        except RecursionError:
+            raise self._error(lineno, None, depth_message()) from None
         if not isinstance(record, dict):
             raise self._error(lineno, None, "not a JSON object")
         return record
@@ -282,7 +290,8 @@ class TraceReader:
         # line fails there and takes `_event`, which skips it or names the problem).
         for lineno, raw in self._lines:
             event = None
-            if type(raw) is str and not needs_redaction(raw):
+            # A line with 200 brackets or more may nest too deep: the slow path measures it.
+            if type(raw) is str and not needs_redaction(raw) and raw.count("{") + raw.count("[") < MAX_DEPTH:
                 try:
                     event = validate_json(raw)
                 except ValidationError:
@@ -311,7 +320,8 @@ class TraceReader:
 
     def _event(self, lineno: int, raw: Any) -> Event | None:
         redactor = self.redactor
-        if isinstance(raw, str) and raw.strip() and not redactor.line_needs_redaction(raw):
+        if isinstance(raw, str) and raw.strip() and not redactor.line_needs_redaction(raw) and \
+                raw.count("{") + raw.count("[") < MAX_DEPTH:
             # Fast path: nothing to redact, let pydantic parse the JSON itself.
             try:
                 return _EVENT.validate_json(raw)
@@ -329,7 +339,11 @@ class TraceReader:
         if self.raw_hook is not None:
             self.raw_hook(record)
         try:
-            return _EVENT.validate_python(redact_event_dict(dict(record), redactor))
+            record = redact_event_dict(dict(record), redactor)  # also measures the nesting
+        except DepthError as exc:
+            raise self._error(lineno, exc.field, depth_message()) from None
+        try:
+            return _EVENT.validate_python(record)
         except ValidationError as exc:
             field, message = _pydantic_message(exc)
             raise self._error(lineno, field, message) from None
@@ -359,7 +373,13 @@ def _read_lines(path: Path) -> Iterator[str]:
         if b"\x00" in head:
             raise TraceError("binary file, expected JSONL text", file=str(path))
         handle.seek(0)
-        for lineno, raw in enumerate(handle, start=1):
+        readline = handle.readline
+        lineno = 0
+        while raw := readline(MAX_LINE_BYTES + 1):
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise TraceError(f"line longer than the limit of {MAX_LINE_BYTES // (1024 * 1024)} MB",
+                                 file=str(path), line=lineno)
             try:
                 yield raw.decode("utf-8")
             except UnicodeDecodeError:
