@@ -68,3 +68,19 @@ def read_capped(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     if len(data) > limit:
         raise ValueError(f"larger than the limit of {limit // (1024 * 1024)} MB")
     return data
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Are `a` and `b` the same file: the same path once resolved, or the same inode on the same
+    device (a hard link, a bind mount)? False when either does not exist yet (unless same path)."""
+    import os
+
+    try:
+        if Path(a).resolve() == Path(b).resolve():
+            return True
+    except (OSError, RuntimeError):
+        pass
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False

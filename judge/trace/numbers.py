@@ -5,14 +5,14 @@ libraries that keep the rules: python-stdnum (the Luhn check of card numbers, th
 and country formats, the SSN ranges that are never issued) and phonenumbers (Google's libphonenumber
 metadata: which national numbers are valid in which country).
 
-A candidate is a left-maximal run of digits with single separators (space, `.`, `-`, parentheses),
-at most 40 characters, optionally after `+`. Its groups are tried whole, then as every contiguous
+A candidate is a left-maximal run of up to 16 groups of digits with separators (space, `.`, `-`,
+parentheses) between them, optionally after `+`, and not inside a word (the digits of a hex id are none). Its groups are tried whole, then as every contiguous
 window of groups, so a number inside a longer run (`ref 2024-05-01 4155550123`) is still found.
 What a window is, in order:
 
 - a card number: 13-19 digits whose Luhn check passes (order ids that fail it are kept);
 - a US SSN: `AAA-GG-SSSS` (or with spaces) in the ranges the SSA issues;
-- a phone number: `+` or `00` and 8-15 digits; the North American shapes `(415) 555-0123`,
+- a phone number: `+` and 8-15 digits; `00`, a country code and a number with separators; the North American shapes `(415) 555-0123`,
   `415-555-0123`, `415.555.0123` and a Chinese mobile `1[3-9]` and 9 digits (all by shape, as
   before); ten plain digits that are a valid US number; a national number written with its trunk
   `0` (`020 7946 0958`, `030 12345678`, `01 23 45 67 89`, `03-1234-5678`, `(02) 9876 5432`) of 9-12
@@ -31,7 +31,8 @@ from typing import Iterator
 # Countries whose national format (trunk prefix 0) is recognised without a country code.
 NATIONAL_REGIONS = ("GB", "DE", "FR", "JP", "AU", "IT", "NL", "BE", "CH", "AT", "SE", "IE", "NZ", "IN",
                     "KR", "BR", "ZA", "TR")
-_CANDIDATE = re.compile(r"(?<![\d+])\+?\(?\d[\d .()-]{7,40}+")
+# Not inside a word: the digits of a hex id (`a000000000000001`, `4bf92f35...`) are no number.
+_CANDIDATE = re.compile(r"(?<![\w+])\+?\(?\d++(?:[ .()-]{1,3}+\d++){0,15}+\)?(?![^\W\d_])")
 _GROUP = re.compile(r"\d+")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d\d(?: ?[A-Z0-9]{1,4}){3,8}+")
 
@@ -97,10 +98,12 @@ def classify(number: str, validate: bool = True) -> str | None:
 
 def _phone(number: str, digits: str, plain: bool, validate: bool) -> str | None:
     count = len(digits)
-    if number.startswith("+") or (digits.startswith("00") and number.startswith("00")):
-        return "phone" if 8 <= count - (2 if number.startswith("00") else 0) <= 15 else None
+    if number.startswith("+"):
+        return "phone" if 8 <= count <= 15 else None
     if re.fullmatch(r"(?:1[ .-]?)?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}", number):
         return "phone"
+    if number.startswith("00") and not plain and 10 <= count <= 17:  # 0044 20 7946 0958
+        return "phone" if not validate or _valid("+" + digits[2:], ("GB",)) else None
     if plain and count == 11 and re.fullmatch(r"1[3-9]\d{9}", digits):
         return "phone"
     if plain and (count == 10 or (count == 11 and digits[0] == "1")) and digits[-10] not in "01":
