@@ -13,8 +13,8 @@ from typing import Optional
 
 import typer
 
-from judge.cli.common import error_line
-from judge.errors import UsageError
+from judge.cli.common import error_line, refuse_overwriting_inputs
+from judge.errors import JudgeInputError, UsageError
 
 TOKEN_ENV = "JUDGE_API_TOKEN"  # as judge.service.TOKEN_ENV; fastapi is imported only to serve
 
@@ -66,7 +66,8 @@ def serve(
         for folder in scenarios:
             if not folder.is_dir():
                 raise UsageError("no such folder", file=str(folder), field="--scenarios")
-    except UsageError as exc:
+        refuse_overwriting_inputs([labels], [reports, *scenarios])  # labels are appended to
+    except JudgeInputError as exc:
         error_line(str(exc))
         raise typer.Exit(2) from None
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from judge.errors import JudgeInputError
+from judge.model.jsonl import dumps_line
 from judge.model.limits import MAX_DEPTH, DepthError, check_depth, depth_message
 
 
@@ -136,18 +137,9 @@ def safe_name(name: str) -> str:
     return cleaned[:120]
 
 
-_UNSAFE_TEXT = re.compile("[\ud800-\udfff\u2028\u2029\x85]")
-_ESCAPES = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
-
-
 def dumps(record: dict[str, Any]) -> str:
-    """One JSONL line: UTF-8 JSON whose U+2028, U+2029 and U+0085 are escaped (a reader that splits
-    on every Unicode line break still sees one line) and whose lone surrogates, which no UTF-8 file
-    can hold, become U+FFFD."""
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
-    if _UNSAFE_TEXT.search(text) is None:
-        return text
-    return _UNSAFE_TEXT.sub(lambda m: _ESCAPES.get(m.group(), "\ufffd"), text)
+    """One JSONL line (judge.model.jsonl: line breaks escaped, lone surrogates replaced)."""
+    return dumps_line(record, separators=(",", ":"), default=str)
 
 
 def _validate(path: Path, header: dict[str, Any], events: list[dict[str, Any]]) -> None:
