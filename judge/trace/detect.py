@@ -21,7 +21,8 @@ import binascii
 import re
 from typing import Iterator
 
-from judge.trace.names import WORD_HINT, is_secret_name
+from judge.trace.gates import TRIGGER, digit_runs, hint_spans, iban_gate, lower
+from judge.trace.names import is_secret_name
 from judge.trace.numbers import candidates as number_spans
 from judge.trace.numbers import ibans
 
@@ -56,22 +57,30 @@ _AWS = re.compile(r"(?i:aws)")
 
 
 def spans(text: str) -> list[Span]:
-    """Every sensitive span in `text`, overlapping spans merged (the first kind names the union)."""
+    """Every sensitive span in `text`, overlapping spans merged (the first kind names the union).
+    Each detector runs only when its gate (judge.trace.gates) is open."""
     found: list[Span] = []
+    lowered = lower(text)
     if "-----BEGIN" in text:
         found += _pem(text)
     if "eyJ" in text:
         found += [(m.start(), m.end(), "jwt") for m in _JWT.finditer(text)]
-    found += _keys(text)
+    if TRIGGER(text) is not None:
+        found += _keys(text)
     if "://" in text:
         found += [(m.start(1), m.end(1), "url_credentials") for m in _URL_CREDS.finditer(text)]
-    found += _auth(text)
-    found += _assignments(text)
+    if "bearer" in lowered or "basic" in lowered:
+        found += _auth(text)
+    found += _assignments(text, lowered)
     if "@" in text:
         found += _emails(text)
-    found += _aws(text)
-    found += number_spans(text)
-    found += ibans(text)
+    if "aws" in lowered:
+        found += _aws(text)
+    encoded = text.encode("utf-8", "surrogatepass")
+    if "+" in text or next(digit_runs(encoded), None) is not None:
+        found += number_spans(text)
+    if iban_gate(encoded):
+        found += ibans(text)
     return _merge(found)
 
 
@@ -122,18 +131,18 @@ def _auth(text: str) -> Iterator[Span]:
             yield m.start(2), m.end(2), "bearer_token"
 
 
-def _assignments(text: str) -> Iterator[Span]:
+def _assignments(text: str, lowered: str) -> Iterator[Span]:
     """`name = value`, `name: value`, `"name": "value"` (quotes escaped any number of times) where
     the name is secret-named (judge.trace.names)."""
     done = 0
-    for word in WORD_HINT.finditer(text):
-        if word.start() < done:
+    for start, _ in sorted(hint_spans(lowered)):
+        if start < done:
             continue
-        lo = max(done, word.start() - 80)
-        left = _NAME_LEFT.match(text[lo:word.start()][::-1]).end()
-        right = _NAME_RIGHT.match(text, word.start()).end()
+        lo = max(done, start - 80)
+        left = _NAME_LEFT.match(text[lo:start][::-1]).end()
+        right = _NAME_RIGHT.match(text, start).end()
         done = right
-        if not is_secret_name(text[word.start() - left:right]):
+        if not is_secret_name(text[start - left:right]):
             continue
         m = _ASSIGN.match(text, right)
         if m is None:

@@ -268,7 +268,7 @@ class TraceReader:
                 raw = raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise self._error(lineno, None, "not UTF-8 text") from None
-        if not raw.strip():
+        if not raw or raw.isspace():
             return None
         try:
             record = json.loads(raw)
@@ -291,13 +291,14 @@ class TraceReader:
         for lineno, raw in self._lines:
             event = None
             # A line with 200 brackets or more may nest too deep: the slow path measures it.
-            if type(raw) is str and not needs_redaction(raw) and raw.count("{") + raw.count("[") < MAX_DEPTH:
+            fast = type(raw) is str and not needs_redaction(raw) and raw.count("{") + raw.count("[") < MAX_DEPTH
+            if fast:
                 try:
                     event = validate_json(raw)
                 except ValidationError:
                     pass
             if event is None:
-                event = self._event(lineno, raw)
+                event = self._event(lineno, raw, fast)
                 if event is None:
                     continue
             if not seen_ids.add(event.id):
@@ -318,10 +319,12 @@ class TraceReader:
             self.last_turn = turn
             yield event
 
-    def _event(self, lineno: int, raw: Any) -> Event | None:
+    def _event(self, lineno: int, raw: Any, tried_fast: bool | None = None) -> Event | None:
+        """One event; `tried_fast`: whether the caller already ran the precheck and the fast path
+        (True: it failed validation, False: the line needs the slow path), None: not yet."""
         redactor = self.redactor
-        if isinstance(raw, str) and raw.strip() and not redactor.line_needs_redaction(raw) and \
-                raw.count("{") + raw.count("[") < MAX_DEPTH:
+        if tried_fast is None and isinstance(raw, str) and raw.strip() and \
+                not redactor.line_needs_redaction(raw) and raw.count("{") + raw.count("[") < MAX_DEPTH:
             # Fast path: nothing to redact, let pydantic parse the JSON itself.
             try:
                 return _EVENT.validate_json(raw)

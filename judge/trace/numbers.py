@@ -34,6 +34,7 @@ NATIONAL_REGIONS = ("GB", "DE", "FR", "JP", "AU", "IT", "NL", "BE", "CH", "AT", 
 # Not inside a word: the digits of a hex id (`a000000000000001`, `4bf92f35...`) are no number.
 _CANDIDATE = re.compile(r"(?<![\w+])\+?\(?\d++(?:[ .()-]{1,3}+\d++){0,15}+\)?(?![^\W\d_])")
 _GROUP = re.compile(r"\d+")
+_SEPARATORS = str.maketrans("", "", " .()-+")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d\d(?: ?[A-Z0-9]{1,4}){3,8}+")
 
 
@@ -84,9 +85,10 @@ def _windows(text: str, match: re.Match[str], validate: bool) -> Iterator[tuple[
         i += 1
 
 
+@lru_cache(maxsize=16384)
 def classify(number: str, validate: bool = True) -> str | None:
     """`card_number`, `ssn`, `phone` or None for one candidate window (digits and separators)."""
-    digits = "".join(ch for ch in number if ch.isdigit())
+    digits = number.translate(_SEPARATORS)
     count = len(digits)
     plain = digits == number
     if 13 <= count <= 19 and not number.startswith("+") and (not validate or _luhn(digits)):

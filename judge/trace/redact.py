@@ -22,108 +22,62 @@ from typing import Any
 
 from judge.model.limits import MAX_DEPTH, DepthError
 from judge.trace.detect import _AWS_KEY, spans
-from judge.trace.names import WORD_HINT, is_secret_name
+from judge.trace.gates import IBAN_SHAPE, TRIGGER, digit_runs, hint_spans, iban_gate, lower
+from judge.trace.names import is_secret_name
 from judge.trace.numbers import NUMBER_SHAPE, luhn_ok
 
 __all__ = ["Redactor", "line_needs_redaction", "luhn_ok", "redact_event_dict", "redact_header_dict"]
 
-# Literals each detector needs, on the raw line: provider keys, JWTs, PEM blocks and IBANs are
-# found case-sensitively by judge.trace.detect, so they are looked for as written; `\u` escapes,
-# which could hide any character, always count. The regex starts with one class of rarer
-# characters, so the engine skips every other character in C; each branch then looks behind for
-# the rest of its literal (an alternation of literals would be tried at every position instead).
-_TRIGGER = re.compile(
-    r"[JNEAS\\+_k-](?:(?<=eyJ)|(?<=-----BEGIN)|(?<=pypi-AgE)|(?<=hooks\.slack)"
-    r"|(?<=A)(?:KIA|SIA|BIA|CCA|3T|C[0-9a-f]{32}|Iza|ccountKey=)|(?<=S)(?:K[0-9a-f]{32}|G\.[\w-]{22}\.)"
-    r"|(?<=-)(?:(?<=sk-)[A-Za-z0-9_-]{16}|(?<=xox[abposre]-)|(?<=glpat-)|(?<=gldt-)|(?<=glrt-)|(?<=glft-)"
-    r"|(?<=glsoat-)|(?<=glcbt-)|(?<=glimt-)|(?<=sq0csp-)|(?<=sq0atp-))"
-    r"|(?<=_)(?:(?<=[sr]k_)(?:live|test)_|(?<=github_pat_)|(?<=gh[pousr]_)|(?<=whsec_)|(?<=hf_)[A-Za-z0-9]{30}"
-    r"|(?<=npm_)[A-Za-z0-9]{36})|(?<=\\)u|(?<=\+)\d)"
-).search
-_IBAN_SHAPE = re.compile(r"[A-Z]{2}\d\d(?: ?[A-Z0-9]){11}").search
 # An e-mail's `x@`, url credentials' `pass@`: any `@` after a character an address can end with
 # (not after white space, a quote, or an escape such as `\n` that only looks like a letter).
 _AT = re.compile(r"(?<![\s\"@])(?<!(?<!\\)\\[nrtbf])@").search
 _SURROGATE = re.compile("[\ud800-\udfff]").search
-# Secret names (judge.trace.names): the hint words found with `str.find`, then the name around each.
-_HINT_WORDS = ("pwd", "secret", "token", "auth", "credential", "cookie", "contrase")
-_PASS_HINT = re.compile(r"pass(?:w|phrase|code)|(?:db|database|key)[_-]?pass").finditer
-_KEY_HINT = re.compile(r"(?:api|service|account|db|database|priv|private|client|access|signing|encryption"
-                       r"|master|session)[_-]?key").finditer
 _IDENT_LEFT = re.compile(r"[\w.-]{0,80}")
 # The rest of a name, then what may stand between it and its `=` or `:` in the raw line (quotes,
 # escapes, spaces).
 _AFTER = re.compile(r"([\w.-]{0,80}+)(?:\\.|[\"' \t]){0,40}+(?::=|=>|[:=])").match
-# Under IGNORECASE these four match an ASCII letter of a field name (`re` folds them so), and
-# `str.lower` would not turn them into it (İ even becomes two characters).
-_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
-# A number needs 9 digits or more with separators between: a run of 9 bytes of [0-9 .()-] first
-# (one table lookup per byte, in C), then the shapes of judge.trace.numbers.NUMBER_SHAPE on it.
-# `\d` also takes non-ASCII digits, so every byte of a non-ASCII character counts for the run.
-_DIGIT_CLASS = bytes(0x30 if i >= 0x80 or chr(i) in "0123456789 .()-" else 0x78 for i in range(256))
-_DIGIT_RUN = b"0" * 9
-# An IBAN starts with two capital letters and two digits.
-_IBAN_CLASS = bytes(0x41 if 0x41 <= i <= 0x5A else 0x30 if 0x30 <= i <= 0x39 else 0x78 for i in range(256))
-_RUN_END = re.compile(rb"0*").match
 
 
 def _secret_name_in(lowered: str) -> bool:
-    for word in _HINT_WORDS:
-        at = lowered.find(word)
-        while at >= 0:
-            if _named_assignment(lowered, at, at + len(word)):
-                return True
-            at = lowered.find(word, at + 1)
-    for hints in ((_PASS_HINT,) if "pass" in lowered else ()) + ((_KEY_HINT,) if "key" in lowered else ()):
-        for m in hints(lowered):
-            if _named_assignment(lowered, m.start(), m.end()):
-                return True
+    for start, end in hint_spans(lowered):
+        after = _AFTER(lowered, end)
+        if after is None:
+            continue  # no `=` or `:` after the name: prose ("the token expired")
+        left = _IDENT_LEFT.match(lowered[max(0, start - 80):start][::-1]).end()
+        name = lowered[start - left:after.end(1)]
+        if is_secret_name(name, False):
+            return True
+        # `\ntoken=` in the raw line is a newline and `token=` in the text
+        if left and lowered[start - left - 1:start - left] == "\\" and is_secret_name(name[1:], False):
+            return True
     return False
 
 
-def _named_assignment(lowered: str, start: int, end: int) -> bool:
-    after = _AFTER(lowered, end)
-    if after is None:
-        return False  # no `=` or `:` after the name: prose ("the token expired")
-    left = _IDENT_LEFT.match(lowered[max(0, start - 80):start][::-1]).end()
-    name = lowered[start - left:after.end(1)]
-    if is_secret_name(name, False):
-        return True
-    # `\ntoken=` in the raw line is a newline and `token=` in the text
-    return bool(left) and lowered[start - left - 1:start - left] == "\\" and is_secret_name(name[1:], False)
-
-
 def _number_in(encoded: bytes, line: str, ascii_: bool) -> bool:
-    classes = encoded.translate(_DIGIT_CLASS)
-    at = classes.find(_DIGIT_RUN)
-    if at < 0:
-        return False
-    if not ascii_:  # byte offsets are not character offsets
-        return NUMBER_SHAPE(line) is not None
-    while at >= 0:
-        end = _RUN_END(classes, at).end()
-        if NUMBER_SHAPE(line, at, end) is not None:
+    for start, end in digit_runs(encoded):
+        if not ascii_:  # byte offsets are not character offsets
+            return NUMBER_SHAPE(line) is not None
+        if NUMBER_SHAPE(line, start, end) is not None:
             return True
-        at = classes.find(_DIGIT_RUN, end)
     return False
 
 
 def line_needs_redaction(line: str) -> bool:
     """May anything in this raw JSONL line (or plain string) need redacting? A superset test."""
-    if _TRIGGER(line) is not None:
+    if TRIGGER(line) is not None:
         return True
     if "@" in line and _AT(line) is not None:
         return True
     ascii_ = line.isascii()
     if not ascii_ and _SURROGATE(line) is not None:
         return True
-    lowered = line.lower() if ascii_ else line.translate(_FOLDS).lower()
+    lowered = lower(line)
     if "bearer" in lowered or "basic" in lowered or _secret_name_in(lowered):
         return True
     if "aws" in lowered and (_AWS_KEY.search(line) is not None or "\\/" in line):
         return True
     encoded = line.encode("utf-8", "surrogatepass")
-    if b"AA00" in encoded.translate(_IBAN_CLASS) and _IBAN_SHAPE(line) is not None:
+    if iban_gate(encoded) and IBAN_SHAPE(line) is not None:
         return True
     return _number_in(encoded, line, ascii_)
 
@@ -139,7 +93,9 @@ class Redactor:
         return line_needs_redaction(line)
 
     def text(self, value: str, depth: int = 0) -> str:
-        if not line_needs_redaction(value):
+        # A long string goes straight to the detectors, whose own gates cost what the precheck
+        # would (the line it came from passed the precheck already).
+        if len(value) < 4096 and not line_needs_redaction(value):
             return value
         if not value.isascii() and _SURROGATE(value) is not None:  # a lone surrogate: no UTF-8 holds it
             value = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
