@@ -36,21 +36,54 @@ _IDENT_LEFT = re.compile(r"[\w.-]{0,80}")
 # The rest of a name, then what may stand between it and its `=` or `:` in the raw line (quotes,
 # escapes, spaces).
 _AFTER = re.compile(r"([\w.-]{0,80}+)(?:\\.|[\"' \t]){0,40}+(?::=|=>|[:=])").match
+_COLON = re.compile(r"\s*:").match
 
 
-def _secret_name_in(lowered: str) -> bool:
+def _secret_name_in(line: str, lowered: str) -> bool:
+    """Is a secret-named name in the raw line, with an `=` or `:` after it (an assignment in text,
+    or a JSON key)? Names are judged as written (`xToken` is x, token), found in `lowered`."""
     for start, end in hint_spans(lowered):
         after = _AFTER(lowered, end)
-        if after is None:
-            continue  # no `=` or `:` after the name: prose ("the token expired")
-        left = _IDENT_LEFT.match(lowered[max(0, start - 80):start][::-1]).end()
-        name = lowered[start - left:after.end(1)]
-        if is_secret_name(name, False):
-            return True
-        # `\ntoken=` in the raw line is a newline and `token=` in the text
-        if left and lowered[start - left - 1:start - left] == "\\" and is_secret_name(name[1:], False):
+        if after is not None:
+            left = _IDENT_LEFT.match(lowered[max(0, start - 80):start][::-1]).end()
+            name = line[start - left:after.end(1)]
+            if is_secret_name(name, False):
+                return True
+            # `\ntoken=` in the raw line is a newline and `token=` in the text
+            if left and line[start - left - 1:start - left] == "\\" and is_secret_name(name[1:], False):
+                return True
+        if _json_key(line, lowered, start, end):
             return True
     return False
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Is the character at `at` escaped (an odd number of backslashes before it)?"""
+    run = at
+    while run > 0 and text[run - 1] == "\\":
+        run -= 1
+    return (at - run) % 2 == 1
+
+
+def _json_key(line: str, lowered: str, start: int, end: int) -> bool:
+    """A JSON key around the hint (`"x token{": ...`): any characters may sit in a key."""
+    close = lowered.find('"', end, end + 200)
+    while close >= 0 and _escaped(lowered, close):
+        close = lowered.find('"', close + 1, end + 200)
+    if close < 0 or _COLON(lowered, close + 1) is None:
+        return False
+    opening = lowered.rfind('"', max(0, start - 200), start)
+    while opening >= 0 and _escaped(lowered, opening):
+        opening = lowered.rfind('"', max(0, start - 200), opening)
+    if opening < 0:
+        return True  # a key too long to look at whole: the slow path decides
+    key = line[opening + 1:close]
+    if "\\" in key:
+        try:
+            key = json.loads(f'"{key}"')
+        except ValueError:
+            return True
+    return is_secret_name(key, False)
 
 
 def _number_in(encoded: bytes, line: str, ascii_: bool) -> bool:
@@ -72,7 +105,7 @@ def line_needs_redaction(line: str) -> bool:
     if not ascii_ and _SURROGATE(line) is not None:
         return True
     lowered = lower(line)
-    if "bearer" in lowered or "basic" in lowered or _secret_name_in(lowered):
+    if "bearer" in lowered or "basic" in lowered or _secret_name_in(line, lowered):
         return True
     if "aws" in lowered and (_AWS_KEY.search(line) is not None or "\\/" in line):
         return True
