@@ -21,7 +21,7 @@ import binascii
 import re
 from typing import Iterator
 
-from judge.trace.gates import TRIGGER, digit_runs, hint_spans, iban_gate, lower
+from judge.trace.gates import TRIGGER, Classified, hint_spans, lower
 from judge.trace.names import is_secret_name
 from judge.trace.numbers import candidates as number_spans
 from judge.trace.numbers import ibans
@@ -39,8 +39,7 @@ _KEYS = re.compile(
     r"|[sr]k_(?:live|test)_[0-9A-Za-z]{16,}+|whsec_[0-9A-Za-z]{24,}+"  # Stripe
     r"|hf_[A-Za-z0-9]{30,}+|npm_[A-Za-z0-9]{36}|pypi-AgE[A-Za-z0-9_-]{50,}+"  # Hugging Face, npm, PyPI
     r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|sq0(?:csp|atp)-[A-Za-z0-9_-]{22,}+"  # SendGrid, Square
-    r"|(?:AC|SK)[0-9a-f]{32}|AccountKey=[A-Za-z0-9+/=]{40,}+"        # Twilio, Azure storage
-    r"|hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}+)")
+    r"|(?:AC|SK)[0-9a-f]{32}|AccountKey=[A-Za-z0-9+/=]{40,}+)")      # Twilio, Azure storage
 _JWT = re.compile(r"eyJ(?<![\w-]eyJ)[\w-]{4,}+\.[\w-]{4,}+\.[\w-]*+")
 _PEM = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
@@ -76,10 +75,10 @@ def spans(text: str) -> list[Span]:
         found += _emails(text)
     if "aws" in lowered:
         found += _aws(text)
-    encoded = text.encode("utf-8", "surrogatepass")
-    if "+" in text or next(digit_runs(encoded), None) is not None:
+    classified = Classified(text)
+    if "+" in text or next(classified.digit_runs(), None) is not None:
         found += number_spans(text)
-    if iban_gate(encoded):
+    if classified.iban():
         found += ibans(text)
     return _merge(found)
 

@@ -12,26 +12,30 @@ from typing import Iterator
 
 # Literals the key, JWT and PEM detectors need, as written (they match case-sensitively); `\u`
 # escapes, which could hide any character in a raw JSON line, and `+digit` (phones) too. The regex
-# starts with one class of rarer characters, so the engine skips every other character in C; each
-# branch then looks behind for the rest of its literal (an alternation of literals would be tried
-# at every position instead).
+# starts with one class of rarer characters, so the engine skips every other character in C; the
+# branches of `-` and `_` (the common ones: dates, `tool-call`, `call_id`) first test the one
+# character before, then look behind for the rest of a literal (an alternation of literals would
+# be tried at every position instead).
 TRIGGER = re.compile(
-    r"[JNEAS\\+_k-](?:(?<=eyJ)|(?<=-----BEGIN)|(?<=pypi-AgE)|(?<=hooks\.slack)"
-    r"|(?<=A)(?:KIA|SIA|BIA|CCA|3T|C[0-9a-f]{32}|Iza|ccountKey=)|(?<=S)(?:K[0-9a-f]{32}|G\.[\w-]{22}\.)"
-    r"|(?<=-)(?:(?<=sk-)[A-Za-z0-9_-]{16}|(?<=xox[abposre]-)|(?<=glpat-)|(?<=gldt-)|(?<=glrt-)|(?<=glft-)"
-    r"|(?<=glsoat-)|(?<=glcbt-)|(?<=glimt-)|(?<=sq0csp-)|(?<=sq0atp-))"
-    r"|(?<=_)(?:(?<=[sr]k_)(?:live|test)_|(?<=github_pat_)|(?<=gh[pousr]_)|(?<=whsec_)|(?<=hf_)[A-Za-z0-9]{30}"
-    r"|(?<=npm_)[A-Za-z0-9]{36})|(?<=\\)u|(?<=\+)\d)"
+    r"[JNEAS\\+_-](?:"
+    r"(?<=[abekoprst]-)(?:(?<=sk-)[A-Za-z0-9_-]{16}|(?<=xox[abposre]-)|(?<=glpat-)|(?<=gldt-)|(?<=glrt-)"
+    r"|(?<=glft-)|(?<=glsoat-)|(?<=glcbt-)|(?<=glimt-)|(?<=sq0csp-)|(?<=sq0atp-))"
+    r"|(?<=[kpousrtcfm]_)(?:(?<=[sr]k_)(?:live|test)_|(?<=github_pat_)|(?<=gh[pousr]_)|(?<=whsec_)"
+    r"|(?<=hf_)[A-Za-z0-9]{30}|(?<=npm_)[A-Za-z0-9]{36})"
+    r"|(?<=eyJ)|(?<=-----BEGIN)|(?<=pypi-AgE)|(?<=\\)u|(?<=\+)\d"
+    r"|(?<=A)(?:KIA|SIA|BIA|CCA|3T|C[0-9a-f]{32}|Iza|ccountKey=)|(?<=S)(?:K[0-9a-f]{32}|G\.[\w-]{22}\.))"
 ).search
-# An IBAN starts with two capital letters and two digits: bytes mapped to A/0/x first (in C).
-IBAN_CLASS = bytes(0x41 if 0x41 <= i <= 0x5A else 0x30 if 0x30 <= i <= 0x39 else 0x78 for i in range(256))
-IBAN_SHAPE = re.compile(r"[A-Z]{2}\d\d(?: ?[A-Z0-9]){11}").search
-# A number needs 9 digits or more with separators between: a run of 9 bytes of [0-9 .()-] first
-# (one table lookup per byte, in C), then the shapes of judge.trace.numbers.NUMBER_SHAPE on it.
-# `\d` also takes non-ASCII digits, so every byte of a non-ASCII character counts for the run.
+# One table lookup per byte (in C) maps a text to classes. DIGIT_CLASS: digits and the number
+# separators ` .()-` `0` (every byte of a non-ASCII character too: `\d` takes non-ASCII digits),
+# the rest `x`: a number needs a run of 9 of them (`bytes.find`, in C). CAPITAL_CLASS: capital
+# letters `A`, digits (and non-ASCII bytes) `0`, the rest `x`: an IBAN starts `AA00`, and a run
+# must hold 9 digits (`bytes.count`, in C) to be a number.
 DIGIT_CLASS = bytes(0x30 if i >= 0x80 or chr(i) in "0123456789 .()-" else 0x78 for i in range(256))
+CAPITAL_CLASS = bytes(0x41 if 0x41 <= i <= 0x5A else 0x30 if i >= 0x80 or 0x30 <= i <= 0x39 else 0x78
+                      for i in range(256))
 DIGIT_RUN = b"0" * 9
 RUN_END = re.compile(rb"0*").match
+IBAN_SHAPE = re.compile(r"[A-Z]{2}\d\d(?: ?[A-Z0-9]){11}").search
 # Under IGNORECASE these four match an ASCII letter of a field name (`re` folds them so), and
 # `str.lower` would not turn them into it (İ even becomes two characters): folded first, a lowered
 # text keeps every index of the original.
@@ -75,15 +79,31 @@ def _qualified(lowered: str, word: str, before: tuple[str, ...], after: tuple[st
         at = lowered.find(word, end)
 
 
-def digit_runs(encoded: bytes) -> Iterator[tuple[int, int]]:
-    """Byte spans of the runs of 9 or more [0-9 .()-] bytes (character spans for ASCII text)."""
-    classes = encoded.translate(DIGIT_CLASS)
-    at = classes.find(DIGIT_RUN)
-    while at >= 0:
-        end = RUN_END(classes, at).end()
-        yield at, end
-        at = classes.find(DIGIT_RUN, end)
+class Classified:
+    """The byte classes of a text, made once, for the number and IBAN gates."""
 
+    __slots__ = ("encoded", "_capitals")
 
-def iban_gate(encoded: bytes) -> bool:
-    return b"AA00" in encoded.translate(IBAN_CLASS)
+    def __init__(self, text: str) -> None:
+        self.encoded = text.encode("utf-8", "surrogatepass")
+        self._capitals: bytes | None = None
+
+    @property
+    def capitals(self) -> bytes:
+        if self._capitals is None:
+            self._capitals = self.encoded.translate(CAPITAL_CLASS)
+        return self._capitals
+
+    def digit_runs(self) -> Iterator[tuple[int, int]]:
+        """Byte spans of the runs of digits and separators holding 9 digits or more (character
+        spans for ASCII text)."""
+        runs = self.encoded.translate(DIGIT_CLASS)
+        at = runs.find(DIGIT_RUN)
+        while at >= 0:
+            end = RUN_END(runs, at).end()
+            if self.capitals.count(b"0", at, end) >= 9:
+                yield at, end
+            at = runs.find(DIGIT_RUN, end)
+
+    def iban(self) -> bool:
+        return b"AA00" in self.capitals

@@ -22,7 +22,7 @@ from typing import Any
 
 from judge.model.limits import MAX_DEPTH, DepthError
 from judge.trace.detect import _AWS_KEY, spans
-from judge.trace.gates import IBAN_SHAPE, TRIGGER, digit_runs, hint_spans, iban_gate, lower
+from judge.trace.gates import IBAN_SHAPE, TRIGGER, Classified, hint_spans, lower
 from judge.trace.names import is_secret_name
 from judge.trace.numbers import NUMBER_SHAPE, luhn_ok
 
@@ -86,8 +86,8 @@ def _json_key(line: str, lowered: str, start: int, end: int) -> bool:
     return is_secret_name(key, False)
 
 
-def _number_in(encoded: bytes, line: str, ascii_: bool) -> bool:
-    for start, end in digit_runs(encoded):
+def _number_in(classified: Classified, line: str, ascii_: bool) -> bool:
+    for start, end in classified.digit_runs():
         if not ascii_:  # byte offsets are not character offsets
             return NUMBER_SHAPE(line) is not None
         if NUMBER_SHAPE(line, start, end) is not None:
@@ -109,10 +109,10 @@ def line_needs_redaction(line: str) -> bool:
         return True
     if "aws" in lowered and (_AWS_KEY.search(line) is not None or "\\/" in line):
         return True
-    encoded = line.encode("utf-8", "surrogatepass")
-    if iban_gate(encoded) and IBAN_SHAPE(line) is not None:
+    classified = Classified(line)
+    if classified.iban() and IBAN_SHAPE(line) is not None:
         return True
-    return _number_in(encoded, line, ascii_)
+    return _number_in(classified, line, ascii_)
 
 
 class Redactor:
