@@ -33,7 +33,7 @@ _FENCE_RE = re.compile(r"<(\s*/?\s*(?:%s)\b)" % "|".join(FENCE_TAGS), re.IGNOREC
 # Every character that starts a new line somewhere (str.splitlines breaks on all of them) and every
 # invisible format character (zero-width spaces and joiners, bidi controls: Unicode category Cf).
 _BREAKS = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-_BREAK_TEXT = {"\r\n": "\\n", "\n": "\\n", "\r": "\\n"}
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"), None)
 
 TokenCounter = Callable[[list[dict[str, str]]], int]
 TextCounter = Callable[[str], int]
@@ -81,14 +81,20 @@ def blind_events(events: Iterable[Event], names: Iterable[str | None] = ()) -> t
 
 def escape_data(text: str) -> str:
     """Make `text` safe inside a fenced data block: one line (every Unicode line break escaped), no
-    invisible characters (escaped as `\\u200b`, so `</trace\u200b_data>` cannot pass for a tag), no
-    fence tags (after NFKC: a full-width `＜/trace_data＞` is one)."""
+    zero-width characters (dropped, so `</trace\u200b_data>` is the tag it looks like and is escaped
+    as one), other invisible format characters shown escaped (`\\u202e`), and no fence tags (after
+    NFKC: a full-width `＜/trace_data＞` is one)."""
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
-        text = "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in text) \
-            if any(unicodedata.category(ch) == "Cf" for ch in text) else text
-    text = _BREAKS.sub(lambda m: _BREAK_TEXT.get(m.group(), f"\\u{ord(m.group()):04x}"), text)
+        text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH)
+        if any(unicodedata.category(ch) == "Cf" for ch in text):
+            text = "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in text)
+    text = _BREAKS.sub(_break, text)
     return _FENCE_RE.sub(r"&lt;\1", text)
+
+
+def _break(match: re.Match[str]) -> str:
+    found = match.group()
+    return "\\n" if found in ("\r\n", "\n", "\r") else f"\\u{ord(found):04x}"
 
 
 def _scalar(value: Any) -> str:
