@@ -25,6 +25,7 @@ issue's bar is within 3x. Prints the machine and markdown tables.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -120,16 +121,22 @@ def grade_pair(size: int, repeat: int) -> dict:
         "rules": [{"check": "scope", "key": "paths", "tool": "read_file", "arg": "path", "allow": ["docs/*"]}]},
         "bench")
     ledger = build_ledger(scenario)
-    out = {}
+    traces = {}
     for kind in ("clean", "one"):
-        lines = [json.dumps({"kind": "run", "run_id": "bench", "scenario": "bench"}),
-                 json.dumps({"id": "e1", "turn": 1, "kind": "user", "text": "Read docs/big.txt please."}),
-                 json.dumps({"id": "e2", "turn": 1, "kind": "tool-call", "call_id": "c1", "tool": "read_file",
-                             "args": {"path": "docs/big.txt"}}),
-                 json.dumps({"id": "e3", "turn": 1, "kind": "tool-result", "call_id": "c1", "tool": "read_file",
-                             "status": "ok", "result": content(kind, size)}),
-                 json.dumps({"id": "e4", "turn": 2, "kind": "assistant", "text": "Done reading it."})]
-        out[kind] = best_of(repeat, lambda: grade_trace(ledger, lines, judge=None))
+        traces[kind] = [json.dumps({"kind": "run", "run_id": "bench", "scenario": "bench"}),
+                        json.dumps({"id": "e1", "turn": 1, "kind": "user", "text": "Read docs/big.txt please."}),
+                        json.dumps({"id": "e2", "turn": 1, "kind": "tool-call", "call_id": "c1", "tool": "read_file",
+                                    "args": {"path": "docs/big.txt"}}),
+                        json.dumps({"id": "e3", "turn": 1, "kind": "tool-result", "call_id": "c1",
+                                    "tool": "read_file", "status": "ok", "result": content(kind, size)}),
+                        json.dumps({"id": "e4", "turn": 2, "kind": "assistant", "text": "Done reading it."})]
+    out = {"clean": float("inf"), "one": float("inf")}
+    for _ in range(repeat):  # interleaved, so that both see the same load on a shared machine
+        for kind in ("clean", "one"):
+            gc.collect()
+            start = time.perf_counter()
+            grade_trace(ledger, traces[kind], judge=None)
+            out[kind] = min(out[kind], time.perf_counter() - start)
     out["ratio"] = out["one"] / out["clean"]
     return out
 

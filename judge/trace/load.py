@@ -17,7 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from judge.errors import TraceError
 from judge.model import EVENT_KINDS, Event, RunHeader, ToolCallEvent, ToolResultEvent
-from judge.model.limits import MAX_DEPTH, MAX_LINE_BYTES, DepthError, depth_message
+from judge.model.limits import MAX_LINE_BYTES, DepthError, depth_message
 from judge.trace.redact import Redactor, line_needs_redaction, redact_event_dict, redact_header_dict
 
 _EVENT = TypeAdapter(Event)
@@ -26,6 +26,7 @@ _VALIDATE_JSON = _EVENT.validator.validate_json
 
 
 _DIGITS = "0123456789"
+LONG_LINE = 1 << 16
 
 
 def _numbered(name: str) -> tuple[str, int] | None:
@@ -290,8 +291,10 @@ class TraceReader:
         # line fails there and takes `_event`, which skips it or names the problem).
         for lineno, raw in self._lines:
             event = None
-            # A line with 200 brackets or more may nest too deep: the slow path measures it.
-            fast = type(raw) is str and not needs_redaction(raw) and raw.count("{") + raw.count("[") < MAX_DEPTH
+            # pydantic's JSON parser refuses nesting past its recursion limit (200): such a line takes
+            # the slow path, which names the field too deep. A long line goes to the slow path
+            # straight: the detectors' own gates cost what the precheck would.
+            fast = type(raw) is str and len(raw) < LONG_LINE and not needs_redaction(raw)
             if fast:
                 try:
                     event = validate_json(raw)
@@ -323,8 +326,7 @@ class TraceReader:
         """One event; `tried_fast`: whether the caller already ran the precheck and the fast path
         (True: it failed validation, False: the line needs the slow path), None: not yet."""
         redactor = self.redactor
-        if tried_fast is None and isinstance(raw, str) and raw.strip() and \
-                not redactor.line_needs_redaction(raw) and raw.count("{") + raw.count("[") < MAX_DEPTH:
+        if tried_fast is None and isinstance(raw, str) and raw.strip() and not redactor.line_needs_redaction(raw):
             # Fast path: nothing to redact, let pydantic parse the JSON itself.
             try:
                 return _EVENT.validate_json(raw)
