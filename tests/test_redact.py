@@ -56,7 +56,7 @@ def test_nothing_redacted_reaches_the_report():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st
 
-from judge.trace.redact import line_needs_redaction, redact_event_dict  # noqa: E402
+from judge.trace.redact import line_needs_redaction, lines_needing_redaction, redact_event_dict  # noqa: E402
 
 _PIECES = st.sampled_from([*SECRETS.values(), "\n", "\t", "\r", "\\", '"', " ", "+", "@", "é", "٣", ":", "=", "\u2028",
                            "4111111111111111", "+1 415 555 2671", "13812345678", "x@y.io", "AKIAABCDEFGHIJKLMNOP",
@@ -91,3 +91,19 @@ def test_a_line_the_precheck_clears_needs_no_redaction(pieces, noise):
             redactor = Redactor()
             assert redact_event_dict(json.loads(json.dumps(event)), redactor) == event
             assert not redactor.counts
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.lists(_PIECES, max_size=6), st.text(max_size=10), st.booleans()), max_size=12))
+def test_the_chunked_precheck_flags_every_line_the_line_precheck_does(rows):
+    """lines_needing_redaction (the reader's, CHUNK lines at a time) is a superset of the line test."""
+    lines = []
+    for pieces, noise, ascii_only in rows:
+        text = "".join(pieces) + noise
+        lines.append(json.dumps({"id": "e1", "turn": 1, "kind": "assistant", "text": text}, ensure_ascii=ascii_only))
+        lines.append(json.dumps(_event(text), ensure_ascii=ascii_only))
+        lines.append(text)  # not a JSON object: the reader checks such a line alone
+        lines.append(lines[-2] + "\n")  # as the file reader yields it
+    flags = lines_needing_redaction(lines)
+    for line, flag in zip(lines, flags):
+        assert flag >= line_needs_redaction(line), line

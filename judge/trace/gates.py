@@ -34,6 +34,10 @@ DIGIT_CLASS = bytes(0x30 if i >= 0x80 or chr(i) in "0123456789 .()-" else 0x78 f
 CAPITAL_CLASS = bytes(0x41 if 0x41 <= i <= 0x5A else 0x30 if i >= 0x80 or 0x30 <= i <= 0x39 else 0x78
                       for i in range(256))
 DIGIT_RUN = b"0" * 9
+# DIGIT_CLASS without its separators (deleted by `bytes.translate`): 9 digits in a row there is the
+# cheapest test a number needs; line ends stay.
+DIGITS_ONLY = bytes(0x30 if i >= 0x80 or 0x30 <= i <= 0x39 else 0x0A if i == 0x0A else 0x78 for i in range(256))
+SEPARATORS = b" .()-"
 RUN_END = re.compile(rb"0*").match
 IBAN_SHAPE = re.compile(r"[A-Z]{2}\d\d(?: ?[A-Z0-9]){11}").search
 # Under IGNORECASE these four match an ASCII letter of a field name (`re` folds them so), and
@@ -50,8 +54,10 @@ _KEY_BEFORE = tuple(q + sep for q in ("api", "service", "account", "db", "databa
 
 
 def lower(text: str) -> str:
-    """`text` lowered with the same length (see FOLDS)."""
-    return text.lower() if text.isascii() else text.translate(FOLDS).lower()
+    """`text` lowered with the same length (see FOLDS; `str.translate` is slow: only when needed)."""
+    if text.isascii() or not ("\u0130" in text or "\u0131" in text or "\u017f" in text or "\u212a" in text):
+        return text.lower()
+    return text.translate(FOLDS).lower()
 
 
 def hint_spans(lowered: str) -> Iterator[tuple[int, int]]:
@@ -82,11 +88,17 @@ def _qualified(lowered: str, word: str, before: tuple[str, ...], after: tuple[st
 class Classified:
     """The byte classes of a text, made once, for the number and IBAN gates."""
 
-    __slots__ = ("encoded", "_capitals")
+    __slots__ = ("encoded", "_capitals", "_digits")
 
     def __init__(self, text: str) -> None:
         self.encoded = text.encode("utf-8", "surrogatepass")
         self._capitals: bytes | None = None
+        self._digits: bytes | None = None
+
+    def digits_only(self) -> bytes:
+        if self._digits is None:
+            self._digits = self.encoded.translate(DIGITS_ONLY, SEPARATORS)
+        return self._digits
 
     @property
     def capitals(self) -> bytes:

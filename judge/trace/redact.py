@@ -21,99 +21,13 @@ from collections import Counter
 from typing import Any
 
 from judge.model.limits import MAX_DEPTH, DepthError
-from judge.trace.detect import _AWS_KEY, spans
-from judge.trace.gates import IBAN_SHAPE, TRIGGER, Classified, hint_spans, lower
+from judge.trace.detect import spans
 from judge.trace.names import is_secret_name
-from judge.trace.numbers import NUMBER_SHAPE, luhn_ok
+from judge.trace.numbers import luhn_ok
+from judge.trace.precheck import SURROGATE, line_needs_redaction, lines_needing_redaction
 
-__all__ = ["Redactor", "line_needs_redaction", "luhn_ok", "redact_event_dict", "redact_header_dict"]
-
-# An e-mail's `x@`, url credentials' `pass@`: any `@` after a character an address can end with
-# (not after white space, a quote, or an escape such as `\n` that only looks like a letter).
-_AT = re.compile(r"(?<![\s\"@])(?<!(?<!\\)\\[nrtbf])@").search
-_SURROGATE = re.compile("[\ud800-\udfff]").search
-_IDENT_LEFT = re.compile(r"[\w.-]{0,80}")
-# The rest of a name, then what may stand between it and its `=` or `:` in the raw line (quotes,
-# escapes, spaces).
-_AFTER = re.compile(r"([\w.-]{0,80}+)(?:\\.|[\"' \t]){0,40}+(?::=|=>|[:=])").match
-_COLON = re.compile(r"\s*:").match
-
-
-def _secret_name_in(line: str, lowered: str) -> bool:
-    """Is a secret-named name in the raw line, with an `=` or `:` after it (an assignment in text,
-    or a JSON key)? Names are judged as written (`xToken` is x, token), found in `lowered`."""
-    for start, end in hint_spans(lowered):
-        after = _AFTER(lowered, end)
-        if after is not None:
-            left = _IDENT_LEFT.match(lowered[max(0, start - 80):start][::-1]).end()
-            name = line[start - left:after.end(1)]
-            if is_secret_name(name, False):
-                return True
-            # `\ntoken=` in the raw line is a newline and `token=` in the text
-            if left and line[start - left - 1:start - left] == "\\" and is_secret_name(name[1:], False):
-                return True
-        if _json_key(line, lowered, start, end):
-            return True
-    return False
-
-
-def _escaped(text: str, at: int) -> bool:
-    """Is the character at `at` escaped (an odd number of backslashes before it)?"""
-    run = at
-    while run > 0 and text[run - 1] == "\\":
-        run -= 1
-    return (at - run) % 2 == 1
-
-
-def _json_key(line: str, lowered: str, start: int, end: int) -> bool:
-    """A JSON key around the hint (`"x token{": ...`): any characters may sit in a key."""
-    close = lowered.find('"', end, end + 200)
-    while close >= 0 and _escaped(lowered, close):
-        close = lowered.find('"', close + 1, end + 200)
-    if close < 0 or _COLON(lowered, close + 1) is None:
-        return False
-    opening = lowered.rfind('"', max(0, start - 200), start)
-    while opening >= 0 and _escaped(lowered, opening):
-        opening = lowered.rfind('"', max(0, start - 200), opening)
-    if opening < 0:
-        return True  # a key too long to look at whole: the slow path decides
-    key = line[opening + 1:close]
-    if "\\" in key:
-        try:
-            key = json.loads(f'"{key}"')
-        except ValueError:
-            return True
-    return is_secret_name(key, False)
-
-
-def _number_in(classified: Classified, line: str, ascii_: bool) -> bool:
-    for start, end in classified.digit_runs():
-        if not ascii_:  # byte offsets are not character offsets
-            return NUMBER_SHAPE(line) is not None
-        if NUMBER_SHAPE(line, start, end) is not None:
-            return True
-    return False
-
-
-def line_needs_redaction(line: str) -> bool:
-    """May anything in this raw JSONL line (or plain string) need redacting? A superset test."""
-    if TRIGGER(line) is not None:
-        return True
-    if "@" in line and _AT(line) is not None:
-        return True
-    ascii_ = line.isascii()
-    if not ascii_ and _SURROGATE(line) is not None:
-        return True
-    lowered = lower(line)
-    if "bearer" in lowered or "basic" in lowered or _secret_name_in(line, lowered):
-        return True
-    if "aws" in lowered and (_AWS_KEY.search(line) is not None or "\\/" in line):
-        return True
-    classified = Classified(line)
-    if classified.iban() and IBAN_SHAPE(line) is not None:
-        return True
-    return _number_in(classified, line, ascii_)
-
+__all__ = ["Redactor", "line_needs_redaction", "lines_needing_redaction", "luhn_ok", "redact_event_dict",
+           "redact_header_dict"]
 
 class Redactor:
     """Replaces sensitive substrings with `[REDACTED:kind]` and counts them by kind."""
@@ -130,7 +44,7 @@ class Redactor:
         # would (the line it came from passed the precheck already).
         if len(value) < 4096 and not line_needs_redaction(value):
             return value
-        if not value.isascii() and _SURROGATE(value) is not None:  # a lone surrogate: no UTF-8 holds it
+        if not value.isascii() and SURROGATE(value) is not None:  # a lone surrogate: no UTF-8 holds it
             value = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
         nested = self._nested_json(value, depth)
         if nested is not None:
