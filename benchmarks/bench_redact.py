@@ -13,7 +13,8 @@ Contents (the same prose words throughout, ~6 letters a word):
   clean      no trigger: the reader's fast path;
   one        one e-mail address in the middle (the issue's 100 kB line with `a@b.com`, 6-10 s before);
   dense      a secret of every kind every ~300 bytes (e-mail, phone, card, IBAN, key, JWT, NAME=value);
-  letters    one run of letters with `@` every 1000 (the e-mail detector's worst case before);
+  run        one run of letters, then ` a@b.com` (the issue's case: quadratic before, 73 s at 300 kB);
+  letters    runs of 999 letters, each ending in `@`;
   digits     digit groups and separators only (the number detectors' worst case);
   keys       `eyJ`, `sk-`, `-----BEGIN RSA PRIVATE KEY-----` (no END) and `password=` repeated.
 
@@ -66,6 +67,8 @@ def content(kind: str, size: int) -> str:
             out.append(text[i:i + 300])
             out.append(" " + SECRETS[(i // 300) % len(SECRETS)] + " ")
         return "".join(out)[:size + size // 3]
+    if kind == "run":
+        return "a" * size + " a@b.com"
     if kind == "letters":
         return ("a" * 999 + "@") * (size // 1000)
     if kind == "digits":
@@ -156,7 +159,7 @@ def machine() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000, 10_000_000])
-    ap.add_argument("--kinds", nargs="+", default=["clean", "one", "dense", "letters", "digits", "keys"])
+    ap.add_argument("--kinds", nargs="+", default=["clean", "one", "run", "dense", "letters", "digits", "keys"])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--grade-size", type=int, default=300_000)
     args = ap.parse_args()

@@ -32,7 +32,7 @@ def test_a_300_kb_line_with_a_trigger_grades_within_3x_of_one_without():
     assert pair["ratio"] <= 3.0, pair
 
 
-@pytest.mark.parametrize("kind", ["one", "dense", "letters", "digits", "keys"])
+@pytest.mark.parametrize("kind", ["one", "run", "dense", "letters", "digits", "keys"])
 def test_redaction_time_grows_linearly(kind):
     small, large = content(kind, 100_000), content(kind, 1_000_000)
     t_small = _best(lambda: Redactor().text(small))
