@@ -107,8 +107,8 @@ def measure(sizes: list[int], kinds: list[str], repeat: int) -> list[dict]:
             read = best_of(reps, lambda: list(TraceReader([header, call, line])))
             rows.append({"kind": kind, "bytes": len(line.encode()), "redact_s": redact, "read_s": read,
                          "redact_s_per_mb": redact / mb, "read_s_per_mb": read / mb})
-            print(f"  {kind:8} {size:>9,} B: redact {redact / mb * 1000:8.2f} ms/MB, read {read / mb * 1000:8.2f} ms/MB",
-                  file=sys.stderr)
+            print(f"  {kind:8} {size:>9,} B: redact {redact / mb * 1000:8.2f} ms/MB, "
+                  f"read {read / mb * 1000:8.2f} ms/MB", file=sys.stderr)
     return rows
 
 
@@ -168,7 +168,8 @@ def main() -> None:
     rows = measure(args.sizes, args.kinds, args.repeat)
     sizes = [r["bytes"] for r in rows if r["kind"] == args.kinds[0]]
     print("ms per MB of line (best of --repeat; 10 MB lines: one round):\n")
-    print("| content | " + " | ".join(f"{s / 1000:,.0f} kB redact / read" for s in args.sizes) + " | largest / smallest |")
+    heads = " | ".join(f"{s / 1000:,.0f} kB redact / read" for s in args.sizes)
+    print(f"| content | {heads} | largest / smallest |")
     print("|---|" + "---:|" * (len(sizes) + 1))
     for kind in args.kinds:
         mine = [r for r in rows if r["kind"] == kind]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from judge.judges.base import JudgeRequest, LedgerRow
-from judge.judges.blinding import MASK, mask_names
+from judge.judges.blinding import MASK, mask_names  # noqa: F401  (MASK: part of this module's face)
 from judge.model import Event
 from judge.prompts import Prompt
 

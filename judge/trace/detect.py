@@ -1,10 +1,11 @@
 """Find secrets and personal data in one string: spans (start, end, kind), in linear time.
 
 Every detector is anchored: a literal or a short class found by one C-level scan (`@`, `://`,
-`eyJ`, `-----BEGIN`, a provider's key prefix, a secret word (judge.trace.names.WORD_HINT), a digit run), then a bounded or
-possessive match from there. Runs are taken from their left end only (a look-behind refuses a start
-inside a run), so no position is retried for every position before it: a 10 MB line costs ten
-times a 1 MB line, whatever it holds (benchmarks/bench_redact.py).
+`eyJ`, `-----BEGIN`, a provider's key prefix, a secret word (judge.trace.names.WORD_HINT), a digit
+run), then a bounded or possessive match from there. Runs are taken from their left end only (a
+look-behind refuses a start inside a run), so no position is retried for every position before it:
+a 10 MB line costs ten times a 1 MB line, whatever it holds (benchmarks/bench_redact.py). Each
+detector runs only when its gate (judge.trace.gates) finds what it needs.
 
 Kinds: private_key (PEM blocks, with or without their END line), jwt, api_key (the providers in
 `_KEYS`), aws_secret (a 40-character key near the word "aws"), bearer_token, basic_auth,

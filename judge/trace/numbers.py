@@ -6,20 +6,21 @@ and country formats, the SSN ranges that are never issued) and phonenumbers (Goo
 metadata: which national numbers are valid in which country).
 
 A candidate is a left-maximal run of up to 16 groups of digits with separators (space, `.`, `-`,
-parentheses) between them, optionally after `+`, and not inside a word (the digits of a hex id are none). Its groups are tried whole, then as every contiguous
-window of groups, so a number inside a longer run (`ref 2024-05-01 4155550123`) is still found.
-What a window is, in order:
+parentheses) between them, optionally after `+`, and not inside a word (the digits of a hex id are
+none). Its groups are tried whole, then as every contiguous window of groups, so a number inside a
+longer run (`ref 2024-05-01 4155550123`) is still found. What a window is, in order:
 
 - a card number: 13-19 digits whose Luhn check passes (order ids that fail it are kept);
 - a US SSN: `AAA-GG-SSSS` (or with spaces) in the ranges the SSA issues;
-- a phone number: `+` and 8-15 digits; `00`, a country code and a number with separators; the North American shapes `(415) 555-0123`,
-  `415-555-0123`, `415.555.0123` and a Chinese mobile `1[3-9]` and 9 digits (all by shape, as
-  before); ten plain digits that are a valid US number; a national number written with its trunk
-  `0` (`020 7946 0958`, `030 12345678`, `01 23 45 67 89`, `03-1234-5678`, `(02) 9876 5432`) of 9-12
+- a phone number: `+` and 8-15 digits; `00`, a country code and a number with separators; the
+  North American shapes `(415) 555-0123`, `415-555-0123`, `415.555.0123` and a Chinese mobile
+  `1[3-9]` and 9 digits (all by shape, as before); ten plain digits that are a valid US number; a
+  national number written with its trunk `0` (`020 7946 0958`, `030 12345678`, `01 23 45 67 89`, `03-1234-5678`, `(02) 9876 5432`) of 9-12
   digits that is valid in one of `NATIONAL_REGIONS`.
 
-`classify(..., validate=False)` answers by shape alone: the line precheck uses it, so it can only
-say yes more often than the detector, never less.
+`classify(..., validate=False)` answers by shape alone; NUMBER_SHAPE is one regex holding every
+shape it accepts, which the line precheck runs: it can say yes more often than the detector, never
+less.
 """
 
 from __future__ import annotations

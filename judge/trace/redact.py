@@ -16,7 +16,6 @@ parses, redacts and finds nothing). tests/test_properties.py holds it to that.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from typing import Any
 
