@@ -42,7 +42,7 @@ class JudgeConfig(BaseModel):
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, description="environment variable holding the API key")
     max_concurrency: int = Field(default=8, ge=1, le=1024)
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0, description="deadline of one whole judge call, retries included")
     max_retries: int = Field(default=2, ge=0, le=10, description="re-asks after an invalid answer")
     transport_retries: int = Field(default=4, ge=0, le=20, description="retries on 429, 5xx, timeouts")
     backoff_s: float = Field(default=1.0, ge=0, description="first backoff delay; doubles per retry")
@@ -51,6 +51,9 @@ class JudgeConfig(BaseModel):
     cache: bool = True
     path: str | None = Field(default=None, description="replay: the recorded verdicts (JSONL)")
     options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
+    authority: Literal["calibrated", "binding", "advisory"] = Field(default="calibrated", description=(
+        "how far the judge decides: `calibrated` (binding only with a current, certified calibration "
+        "record for its fingerprint), `binding` (always), `advisory` (never: its violations are flagged)"))
 
     @model_validator(mode="after")
     def _fits_backend(self) -> "JudgeConfig":
@@ -152,20 +155,28 @@ def load_judge_config(name: str | None = None, *, config_file: str | Path | None
     return _build(name, raw, source)
 
 
+OnJudgeError = Literal["inconclusive", "ignore"]
+
+
 class GradePolicy(BaseModel):
-    """`[tool.judge]` settings that decide what a stale calibration or a review mark does."""
+    """`[tool.judge]` settings that decide what a stale calibration, a review mark or a judge error
+    does to a run."""
 
     stale: Literal["warn", "error"] = "warn"
     review: Literal["report", "fail"] = "report"
+    on_judge_error: OnJudgeError = "inconclusive"
 
 
 def grade_policy(*, config_file: str | Path | None = None) -> GradePolicy:
-    table = _judge_table(config_source(config_file))
+    path = config_source(config_file)
+    table = _judge_table(path)
     try:
-        return GradePolicy(stale=table.get("stale", "warn"), review=table.get("review", "report"))
+        return GradePolicy(stale=table.get("stale", "warn"), review=table.get("review", "report"),
+                           on_judge_error=table.get("on_judge_error", "inconclusive"))
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise ConfigError(err["msg"], field=f"tool.judge.{err['loc'][0]}") from None
+        raise ConfigError(err["msg"], file=str(path) if path else None,
+                          field=f"tool.judge.{err['loc'][0]}") from None
 
 
 def resolve_api_key(config: JudgeConfig) -> str | None:

@@ -253,7 +253,8 @@ def _run_judge_over_labels(labels: Path, judge: Any, scenarios: list[Path], keep
         console.print(f"{len(run.judge_errors)} judge errors (unscored, left out): "
                       f"{', '.join(run.judge_errors[:5])}")
     if run.missing:
-        console.print(f"{len(run.missing)} labelled cases the grade did not ask about: {', '.join(run.missing[:5])}")
+        console.print(f"{len(run.missing)} labelled cases without a judge verdict (not asked, or decided by the "
+                      f"rules alone): {', '.join(run.missing[:5])}")
     return path
 
 

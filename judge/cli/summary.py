@@ -3,7 +3,8 @@ judge.summaries.continuation and judge.summaries.evaluation.
 
 Exit codes as for grading: 0 every audited summary kept every required entry (continue: the summary
 alone leads to an allowed action); 1 a required entry lost, distorted, stale or promoted (continue: a
-forbidden action); 2 bad input or usage (one line, no traceback).
+forbidden action); 2 bad input or usage (one line, no traceback); 3 (audit-summary) inconclusive: the
+judge layer failed where no other layer could decide; 4 an internal error.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def audit_summary_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; exit code only."),
 ) -> None:
     """Audit a compaction or handoff summary: one finding per ledger entry, per layer and merged.
-    Exit 0: every required entry kept; 1: one lost, distorted, stale or promoted; 2: bad input."""
+    Exit 0: every required entry kept; 1: one lost, distorted, stale or promoted; 2: bad input; 3: the
+    judge layer failed where no other layer could decide (inconclusive); 4: internal error."""
     from judge import api
     from judge.summaries import audit as audit_lib
 

@@ -66,12 +66,14 @@ def judge_verdicts_for_labels(labels: Path, judge, *, scenarios: Iterable[Path] 
         found = {(cp.after_turn, f.key): f for cp in report.checkpoints for f in cp.findings}
         for case, row in cases.items():
             finding = found.get((row["after_turn"], row["key"]))
-            if finding is None:
-                out.missing.append(case)
-            elif finding.judge_verdict is None:
+            if finding is not None and finding.verdict == "judge-error":
                 out.judge_errors.append(case)
+            elif finding is None or finding.judge_verdict is None:
+                out.missing.append(case)  # not asked, or asked of the rules alone: no judge verdict to score
             else:
-                evidence = finding.evidence_event if finding.source == "judge" else None
+                # The judge's own evidence: a finding it decided (or flagged), not one a summary audit replaced
+                own = finding.source == "judge" and finding.verdict in (finding.judge_verdict, "flagged")
+                evidence = finding.evidence_event if own else None
                 out.verdicts.append({"case": case, "verdict": finding.judge_verdict,
                                      "confidence": finding.confidence, "judge": fingerprint,
                                      "key": row["key"], "evidence_event": evidence})

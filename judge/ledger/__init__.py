@@ -2,7 +2,7 @@
 
 from judge.ledger.fixture import dotted, line_of, load_scenario, read_structured, validate_scenario
 from judge.ledger.lint import LintIssue, build_ledger, lint
-from judge.ledger.load import lint_file, load_ledger
+from judge.ledger.load import DRAFT_MESSAGE, lint_file, load_ledger, refuse_draft
 from judge.ledger.reducer import (
                                   USER_INSTRUCTION_CLASSES,
                                   EntrySnapshot,

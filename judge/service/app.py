@@ -46,7 +46,10 @@ class ErrorBody(BaseModel):
 ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "A token is configured and the request lacks it."},
     413: {"model": ErrorBody, "description": "The body is over the limit."},
-    422: {"model": ErrorBody, "description": "Bad input: one line naming the file, line and field."},
+    422: {"model": ErrorBody, "description": "Bad input or configuration: one line naming the file, line and "
+                                             f"field ({EXIT_HEADER}: 2)."},
+    500: {"model": ErrorBody, "description": f"Internal error: one line; the traceback is in the server log "
+                                             f"({EXIT_HEADER}: 4)."},
 }
 
 
@@ -86,15 +89,27 @@ def create_app(*, reports_dir: str | Path | None = None, labels_path: str | Path
 
 
 def _error_handlers(app: FastAPI) -> None:
+    """422 (exit code 2) for what a client or the configuration got wrong; 500 (exit code 4, one line,
+    the traceback in the server's log) for a bug. Each carries X-Judge-Exit-Code as the CLI would exit."""
+    import logging
+
     from calibration.errors import CalibrationInputError
 
     async def input_error(request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+        return JSONResponse({"detail": str(exc)}, status_code=422, headers={EXIT_HEADER: "2"})
 
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [{"type": e.get("type"), "loc": [str(p) for p in e.get("loc", ())], "msg": e.get("msg")}
                   for e in exc.errors()]
-        return JSONResponse({"detail": _one_line(exc.errors()), "errors": errors}, status_code=422)
+        return JSONResponse({"detail": _one_line(exc.errors()), "errors": errors}, status_code=422,
+                            headers={EXIT_HEADER: "2"})
+
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        from judge.errors import one_line
+
+        logging.getLogger("judge.service").error("internal error on %s", request.url.path, exc_info=exc)
+        detail = one_line(f"internal error: {type(exc).__name__}: {exc}")[:300] + " (traceback in the server log)"
+        return JSONResponse({"detail": detail}, status_code=500, headers={EXIT_HEADER: "4"})
 
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if isinstance(exc.__cause__, RecursionError):  # FastAPI's body parse hit the stack
@@ -107,6 +122,7 @@ def _error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(JudgeInputError, input_error)
     app.add_exception_handler(CalibrationInputError, input_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(Exception, internal_error)
 
 
 _UNION_TAG = re.compile(r"^(str|int|float|bool|none|(list|dict)\[.*\])$")
@@ -148,14 +164,16 @@ def _api_routes(app: FastAPI) -> None:
 
     @app.post("/v1/grade", tags=["grading"], response_model=None,
               responses={200: {"description": "The grade report (as `judge grade --json`). Header "
-                               f"{EXIT_HEADER}: the CLI's exit code (0 passed, 1 veto or failing run).",
+                               f"{EXIT_HEADER}: the CLI's exit code (0 passed, 1 a veto or failing run, "
+                               "3 inconclusive).",
                                "content": {"application/json": {"schema": {
                                    "$ref": "#/components/schemas/GradeReport"}}}}, **ERRORS})
     async def grade(body: GradeRequest, request: Request) -> Response:
         """Grade one or more traces of one scenario; the report of `judge grade --json`.
 
-        A run failed when its `passed` is false and was vetoed (a safety-critical violation) when
-        its `eligible_for_release` is false; the header gives the exit code the CLI would return."""
+        Each run's `outcome` is pass, fail or inconclusive (a key only a judge could decide got no
+        verdict, or a safety-critical key was flagged); `veto` names the safety-critical violation
+        that vetoed it. The header gives the exit code the CLI would return."""
         graded = await run_in_threadpool(grade_request, body, request.app.state.pool)
         return Response(graded.to_json(), media_type="application/json",
                         headers={EXIT_HEADER: str(graded.exit_code)})
