@@ -55,12 +55,14 @@ async def _run_judge(judge: Judge, requests: list[tuple[Window, JudgeRequest]]) 
 
 
 def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, judge: Judge | None = None,
-                floor: float = 1.0, name: str | None = None, binding: bool = True) -> RunReport:
+                floor: float = 1.0, name: str | None = None, binding: bool = True,
+                digest: bool = False) -> RunReport:
     """Grade one trace (a path, or parsed lines for the HTTP service) against the expected ledger.
 
     `binding`: whether the judge's violations decide keys (GradeSession decides it from the judge's
     authority and calibration; judge.grade.merge). The outcome is settled with the default policy
-    (judge.grade.outcome); GradeSession settles it again with the configured one."""
+    (judge.grade.outcome); GradeSession settles it again with the configured one. `digest`: hash a
+    trace file while reading it, into `provenance.inputs.traces` (no second pass over the file)."""
     rules = RuleSet(ledger)
     hook = None
     if rules.leak_rules:
@@ -68,7 +70,7 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
 
         def hook(record: dict) -> None:
             scan_raw_record(rules.leak_rules, record, rules.scratch)
-    reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=hook)
+    reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=hook, digest=digest)
     acc = RunAccumulator()
     summaries: list = []
     unknown: dict[str, str] = {}
@@ -87,6 +89,8 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
     report.warnings += [f"state-write of key {key!r} at {event}: the ledger has no such key (a typo, or an entry to "
                         "add to the scenario); no rule or judge checks it" for key, event in unknown.items()]
     report.cost.judge_errors = sum(answer_errors(w, keys) for w, keys in zip(acc.windows, keys_by_window))
+    if reader.sha256 is not None:
+        report.provenance["inputs"] = {"scenario": None, "traces": [{"path": str(source), "sha256": reader.sha256}]}
     if audits:
         report.summaries = [a.model_dump(mode="json", by_alias=True) for a in audits]
         report.metrics.handoff_fidelity = handoff_fidelity(audits)

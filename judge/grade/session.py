@@ -79,9 +79,11 @@ class GradeSession:
                 + advisory)
 
     def grade_run(self, ledger: ExpectedLedger, source: Any, *, floor: float = 1.0, name: str | None = None,
-                  inputs: dict[str, Any] | None = None, warn_stale: bool = True) -> RunReport:
-        """Grade one trace (a path, or parsed lines), apply the calibration policy and settle its outcome."""
-        run = grade_trace(ledger, source, judge=self.judge, floor=floor, name=name, binding=self.binding)
+                  inputs: dict[str, Any] | None = None, warn_stale: bool = True, digest: bool = False) -> RunReport:
+        """Grade one trace (a path, or parsed lines), apply the calibration policy and settle its outcome;
+        `digest`: the trace file's sha256 in `provenance.inputs`, computed while reading it."""
+        run = grade_trace(ledger, source, judge=self.judge, floor=floor, name=name, binding=self.binding,
+                          digest=digest)
         run.provenance["judge"] = self.fingerprint
         if inputs is not None:
             run.provenance["inputs"] = inputs

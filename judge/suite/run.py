@@ -5,12 +5,15 @@ The manifest (judge.suite.manifest) names each scenario's file and runs. Every r
 to a process pool (one worker per core by default); each worker grades one run at a time and sends
 back a compact result, so memory follows the largest run, not the number of runs. The summary and the
 release rules are in judge.suite.result; the manifest in judge.suite.manifest; the workers
-in judge.suite.worker.
+in judge.suite.worker; shards and their parts in judge.suite.part. Every grading makes a part
+(an unsharded one is shard 1/1) and every report is made from a whole suite's part (`report_of`), so
+a suite merged from its shards reports exactly what the unsharded run does.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -19,9 +22,10 @@ from typing import Any, Callable
 
 from judge.errors import JudgeInputError
 from judge.grade import GradeSession
-from judge.grade.provenance import input_file, package_versions
+from judge.grade.provenance import input_file, package_versions, sha256_file, sha256_text
 from judge.ledger import line_of, load_ledger
 from judge.suite.manifest import discover_runs, load_manifest
+from judge.suite.part import PartRun, PartScenario, PartTiming, SuitePart, in_shard, merge_parts
 from judge.suite.result import RunResult, SafetyViolation, SuiteReport, decide, scenario_result, totals
 from judge.suite.worker import JudgeSpec, Task, grade_chunk, grade_task, init_worker, peak_rss_mb
 
@@ -100,17 +104,121 @@ def _context():
 
 
 def _judge_spec(judge_name: str | None, config_file: str | Path | None, on_judge_error: str | None
-                ) -> tuple[JudgeSpec, dict | None, dict | None, list[str]]:
+                ) -> tuple[JudgeSpec, dict | None, dict | None, list[str], dict[str, Any]]:
     """Validate the judge in this process (bad names, and a stale calibration with
     `[tool.judge] stale = "error"`, fail before any worker starts); return its worker spec, the
-    report's judge object (fingerprint and trust), the fingerprint and why its calibration is stale."""
+    report's judge object (fingerprint and trust), the fingerprint, why its calibration is stale
+    and the policy the workers grade with."""
+    session = GradeSession.open(judge_name or "none", config_file=config_file, on_judge_error=on_judge_error)
     if judge_name is None:
-        return JudgeSpec(on_judge_error=on_judge_error), None, None, []
-    session = GradeSession.open(judge_name, config_file=config_file, on_judge_error=on_judge_error)
+        return JudgeSpec(on_judge_error=on_judge_error), None, None, [], session.policy.model_dump()
     spec = JudgeSpec(name=session.judge_name, config_file=str(config_file) if config_file else None,
                      on_judge_error=on_judge_error)
     reasons = [session.stale_warning()] if session.stale_reasons else []
-    return spec, session.judge_object(), session.fingerprint, reasons
+    return spec, session.judge_object(), session.fingerprint, reasons, session.policy.model_dump()
+
+
+@dataclass
+class _Plan:
+    """The suite's runs in manifest order, and what the report needs of the manifest."""
+
+    suite: str
+    rules: Any
+    repetitions: int
+    scenarios: list[PartScenario]
+    tasks: list[Task]
+    ledgers: dict[str, Any]
+    paths: dict[str, Path]
+
+
+def _plan(manifest_path: Path, suite: str | None, allow_draft: bool) -> _Plan:
+    manifest, lines = load_manifest(manifest_path)
+    if suite is None:
+        if len(manifest.suites) != 1:
+            raise JudgeInputError(f"the manifest has several suites ({', '.join(manifest.suites)}): name one "
+                                  "with --suite", file=str(manifest_path))
+        suite = next(iter(manifest.suites))
+    if suite not in manifest.suites:
+        raise JudgeInputError(f"no suite {suite!r} (the manifest has {', '.join(manifest.suites)})",
+                              file=str(manifest_path), field="suites")
+    definition = manifest.suites[suite]
+    plan = _Plan(suite, manifest.rules_for(suite), definition.repetitions, [], [], {}, {})
+    for sid in definition.scenarios:
+        ref = manifest.scenarios[sid]
+        spath = Path(os.path.normpath(manifest_path.parent / ref.file))
+        where = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "file")), field=f"scenarios.{sid}.file")
+        if not spath.is_file():
+            raise JudgeInputError(f"scenario file not found: {spath}", **where)
+        ledger = plan.ledgers[str(spath)] = load_ledger(spath, allow_draft=allow_draft)
+        if ledger.scenario.id != sid:
+            raise JudgeInputError(f"{spath} has id {ledger.scenario.id!r}, not {sid!r}", **where)
+        traces = discover_runs(manifest_path, sid, ref, lines)
+        plan.scenarios.append(PartScenario(id=sid, file=str(spath), runs_from=ref.runs, traces=len(traces)))
+        plan.paths[sid] = spath
+        plan.tasks += [Task(sid, str(spath), str(t)) for t in traces]
+    return plan
+
+
+def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tuple[int, int] = (1, 1),
+               judge_name: str | None = None, config_file: str | Path | None = None, jobs: int | None = None,
+               progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
+               allow_draft: bool = False) -> tuple[SuitePart, SuiteRun]:
+    """Grade shard K of N of a suite (judge.suite.part: run i is shard (i mod N) + 1): its part, and
+    how the grading went (the SuiteRun's report is left None). Arguments as `grade_suite`."""
+    started = time.perf_counter()
+    manifest_path = Path(manifest_path)
+    plan = _plan(manifest_path, suite, allow_draft)
+    spec, judge_object, fingerprint, stale, policy = _judge_spec(judge_name, config_file, on_judge_error)
+    spec = dataclasses.replace(spec, allow_draft=allow_draft)
+    k, n = shard
+    mine = [i for i in range(len(plan.tasks)) if in_shard(i, k, n)]
+    jobs = max(1, min(jobs or default_jobs(), len(mine) or 1))
+    out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
+    raw = _run_pool([plan.tasks[i] for i in mine], spec, plan.ledgers, jobs, progress, out)
+    runs = [PartRun(index=i, scenario=plan.tasks[i].scenario, result=_run_result(r)) for i, r in zip(mine, raw)]
+    listing = json.dumps([[t.scenario, t.trace] for t in plan.tasks])
+    part = SuitePart(
+        suite=plan.suite, manifest=str(manifest_path), manifest_sha256=sha256_file(manifest_path), shard=k, shards=n,
+        runs_sha256=sha256_text(listing), repetitions=plan.repetitions, release_rules=plan.rules,
+        scenarios=plan.scenarios, judge=judge_object, settings={**policy, "allow_draft": allow_draft},
+        provenance={"judge": fingerprint, "packages": package_versions(),
+                    "inputs": {"manifest": input_file(manifest_path),
+                               "scenarios": {sid: input_file(path) for sid, path in plan.paths.items()}}},
+        warnings=list(stale), runs=runs)
+    out.wall_s = time.perf_counter() - started
+    part.timing = PartTiming(wall_s=round(out.wall_s, 3), grade_s=round(out.grade_s, 3), workers=jobs)
+    return part, out
+
+
+def report_of(part: SuitePart) -> SuiteReport:
+    """The suite report of a whole suite's part (graded unsharded, or merged from its shards):
+    pass rates, signatures and the release decision; runs fewer than `repetitions` count as missing."""
+    if part.shards != 1:
+        raise JudgeInputError(f"shard {part.shard}/{part.shards} of a suite: merge all its parts first",
+                              field="shard")
+    warnings = list(part.warnings)
+    scenarios = []
+    results = iter(part.runs)
+    for ref in part.scenarios:
+        runs = [next(results).result for _ in range(ref.traces)]
+        found = len(runs)
+        for n in range(found + 1, part.repetitions + 1):
+            runs.append(RunResult(run_id=f"missing-{n}", trace=None, status="missing", passed=False,
+                                  eligible_for_release=False,
+                                  error=f"run {n} of {part.repetitions} is missing: only {found} "
+                                        f"trace(s) under {ref.runs_from}"))
+        if found > part.repetitions:
+            warnings.append(f"{ref.id}: {found} runs found, {part.repetitions} expected; all were graded")
+        ids = [r.run_id for r in runs]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            warnings.append(f"{ref.id}: run ids used by several traces: {', '.join(dupes)}")
+        scenarios.append(scenario_result(ref.id, ref.file, part.repetitions, runs))
+    return SuiteReport(
+        suite=part.suite, manifest=part.manifest, judge=part.judge, release=decide(scenarios, part.release_rules),
+        totals=totals(scenarios), scenarios=scenarios,
+        safety_violations=[v for s in scenarios for r in s.results for v in r.safety_violations],
+        provenance=part.provenance, warnings=warnings)
 
 
 def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_name: str | None = None,
@@ -124,69 +232,18 @@ def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_na
     as runs finish. Bad manifests, scenarios and judge names raise JudgeInputError; a bad trace
     does not: it becomes an `error` run of its scenario.
     """
-    started = time.perf_counter()
-    manifest_path = Path(manifest_path)
-    manifest, lines = load_manifest(manifest_path)
-    if suite is None:
-        if len(manifest.suites) != 1:
-            raise JudgeInputError(f"the manifest has several suites ({', '.join(manifest.suites)}): name one "
-                                  "with --suite", file=str(manifest_path))
-        suite = next(iter(manifest.suites))
-    if suite not in manifest.suites:
-        raise JudgeInputError(f"no suite {suite!r} (the manifest has {', '.join(manifest.suites)})",
-                              file=str(manifest_path), field="suites")
-    definition = manifest.suites[suite]
-    tasks: list[Task] = []
-    ledgers: dict[str, Any] = {}
-    plan: list[tuple[str, Path, list[int]]] = []
-    for sid in definition.scenarios:
-        ref = manifest.scenarios[sid]
-        spath = Path(os.path.normpath(manifest_path.parent / ref.file))
-        where = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "file")), field=f"scenarios.{sid}.file")
-        if not spath.is_file():
-            raise JudgeInputError(f"scenario file not found: {spath}", **where)
-        ledger = ledgers[str(spath)] = load_ledger(spath, allow_draft=allow_draft)
-        if ledger.scenario.id != sid:
-            raise JudgeInputError(f"{spath} has id {ledger.scenario.id!r}, not {sid!r}", **where)
-        traces = discover_runs(manifest_path, sid, ref, lines)
-        plan.append((sid, spath, list(range(len(tasks), len(tasks) + len(traces)))))
-        tasks += [Task(sid, str(spath), str(t)) for t in traces]
-    spec, judge_object, fingerprint, stale = _judge_spec(judge_name, config_file, on_judge_error)
-    spec = dataclasses.replace(spec, allow_draft=allow_draft)
-    jobs = max(1, min(jobs or default_jobs(), len(tasks) or 1))
-    out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
-    raw = _run_pool(tasks, spec, ledgers, jobs, progress, out)
-    warnings = list(stale)
-    scenarios = []
-    for sid, spath, indices in plan:
-        results = [_run_result(sid, raw[i]) for i in indices]
-        found = len(results)
-        for n in range(found + 1, definition.repetitions + 1):
-            results.append(RunResult(run_id=f"missing-{n}", trace=None, status="missing", passed=False,
-                                     eligible_for_release=False,
-                                     error=f"run {n} of {definition.repetitions} is missing: only {found} "
-                                           f"trace(s) under {manifest.scenarios[sid].runs}"))
-        if found > definition.repetitions:
-            warnings.append(f"{sid}: {found} runs found, {definition.repetitions} expected; all were graded")
-        ids = [r.run_id for r in results]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
-            warnings.append(f"{sid}: run ids used by several traces: {', '.join(dupes)}")
-        scenarios.append(scenario_result(sid, str(spath), definition.repetitions, results))
-    release = decide(scenarios, manifest.rules_for(suite))
-    out.report = SuiteReport(
-        suite=suite, manifest=str(manifest_path), judge=judge_object, release=release,
-        totals=totals(scenarios), scenarios=scenarios,
-        safety_violations=[v for s in scenarios for r in s.results for v in r.safety_violations],
-        provenance={"judge": fingerprint, "packages": package_versions(),
-                    "inputs": {"manifest": input_file(manifest_path),
-                               "scenarios": {sid: input_file(spath) for sid, spath, _ in plan}}},
-        warnings=warnings)
-    out.wall_s = time.perf_counter() - started
+    part, out = grade_part(manifest_path, suite, judge_name=judge_name, config_file=config_file, jobs=jobs,
+                           progress=progress, on_judge_error=on_judge_error, allow_draft=allow_draft)
+    out.report = report_of(part)
     return out
 
 
-def _run_result(sid: str, raw: dict[str, Any]) -> RunResult:
+def merge_suite(parts: list[str | Path]) -> SuiteReport:
+    """The report of a suite graded in shards, from all its parts: that of an unsharded run."""
+    return report_of(merge_parts(parts))
+
+
+def _run_result(raw: dict[str, Any]) -> RunResult:
     violations = [SafetyViolation(**v) for v in raw.pop("safety_violations", [])]
     return RunResult(**raw, safety_violations=violations)
 

@@ -53,24 +53,30 @@ def _ledger(path: str):
     return ledgers[path]
 
 
-def _header(trace: str):
+def _unreadable(task: Task, error: JudgeInputError) -> dict[str, Any]:
+    """The result of a run whose grading failed: its run id and candidate when its header reads, and
+    its sha256. The only path that reads a trace twice (the grading stopped at the bad line)."""
     try:
-        return TraceReader(trace).header
+        header = TraceReader(task.trace).header
     except JudgeInputError:
-        return None
+        header = None
+    return {"run_id": header.run_id if header else Path(task.trace).stem, "trace": task.trace,
+            "sha256": sha256_file(task.trace), "candidate": candidate(header), "status": "error",
+            "passed": False, "eligible_for_release": False, "error": str(error)}
 
 
 def grade_task(task: Task) -> dict[str, Any]:
-    """Grade one run; a trace that cannot be read becomes an `error` result with its one-line message."""
+    """Grade one run, reading its trace once (its sha256 is computed on the way); a trace that cannot
+    be read becomes an `error` result with its one-line message."""
     session: GradeSession = _WORKER.get("session") or GradeSession()
-    header = _header(task.trace)
-    base = {"run_id": header.run_id if header else Path(task.trace).stem, "trace": task.trace,
-            "sha256": sha256_file(task.trace), "candidate": candidate(header)}
     try:
         # The suite reports a stale calibration once, in its own warnings.
-        run = session.grade_run(_ledger(task.scenario_path), task.trace, warn_stale=False)
+        run = session.grade_run(_ledger(task.scenario_path), task.trace, warn_stale=False, digest=True)
     except JudgeInputError as exc:
-        return {**base, "status": "error", "passed": False, "eligible_for_release": False, "error": str(exc)}
+        return _unreadable(task, exc)
+    traces = (run.provenance.get("inputs") or {}).get("traces") or [{}]
+    base = {"trace": task.trace, "sha256": traces[0].get("sha256") or sha256_file(task.trace),
+            "candidate": run.provenance.get("candidate")}
     violations, seen = [], set()
     for cp in run.checkpoints:
         for f in cp.findings:

@@ -6,6 +6,7 @@ validation needs (seen ids, issued call ids: judge.trace.ids, compactly), never 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
@@ -48,19 +49,31 @@ class TraceReader:
 
     def __init__(self, source: str | Path | Iterable[Any], *, name: str | None = None,
                  expected_scenario: str | None = None,
-                 raw_hook: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 raw_hook: Callable[[dict[str, Any]], None] | None = None, digest: bool = False) -> None:
         # raw_hook sees a record before redaction changes it (the no-leak rule needs the raw values)
         self.raw_hook = raw_hook
         self.redactor = Redactor()
         self.events_read = 0
         self.last_turn = 0
+        # A file's bytes read to its end, and with `digest` their sha256 (no second pass for it).
+        self.bytes_read: int | None = None
+        self._digest = hashlib.sha256() if digest else None
         if isinstance(source, (str, Path)):
             self.name = name or str(source)
-            self._lines: Iterator[tuple[int, Any]] = enumerate(_read_lines(Path(source)), start=1)
+            self._lines: Iterator[tuple[int, Any]] = enumerate(
+                _read_lines(Path(source), self._digest, self._read_to_end), start=1)
         else:
             self.name = name or "trace"
             self._lines = enumerate(source, start=1)
         self.header = self._read_header(expected_scenario)
+
+    def _read_to_end(self, size: int) -> None:
+        self.bytes_read = size
+
+    @property
+    def sha256(self) -> str | None:
+        """The file's sha256, once it was read to its end with `digest=True` (None before)."""
+        return self._digest.hexdigest() if self._digest is not None and self.bytes_read is not None else None
 
     @property
     def redactions(self) -> dict[str, int]:
@@ -210,20 +223,22 @@ def _prechecked(lines: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any, in
             yield lineno, raw, next(flags) if type(raw) is str and len(raw) < LONG_LINE else 1
 
 
-def _read_lines(path: Path) -> Iterator[str]:
+def _read_lines(path: Path, digest: Any = None, at_end: Callable[[int], None] | None = None) -> Iterator[str]:
+    """The lines of a file as text; each line's bytes go to `digest` (a hashlib object) as they are
+    read, and `at_end` gets the number of bytes read once the file is read to its end."""
     try:
         handle = path.open("rb")
     except OSError as exc:
         raise TraceError(f"cannot read: {exc.strerror}", file=str(path)) from None
     with handle:
-        head = handle.read(8192)
-        if b"\x00" in head:
+        if b"\x00" in handle.peek(8192)[:8192]:  # peek: the first bytes are read once, not re-read
             raise TraceError("binary file, expected JSONL text", file=str(path))
-        handle.seek(0)
         readline = handle.readline
         lineno = 0
         while raw := readline(MAX_LINE_BYTES + 1):
             lineno += 1
+            if digest is not None:
+                digest.update(raw)
             if len(raw) > MAX_LINE_BYTES:
                 raise TraceError(f"line longer than the limit of {MAX_LINE_BYTES // (1024 * 1024)} MB",
                                  file=str(path), line=lineno)
@@ -231,6 +246,8 @@ def _read_lines(path: Path) -> Iterator[str]:
                 yield raw.decode("utf-8")
             except UnicodeDecodeError:
                 raise TraceError("not UTF-8 text", file=str(path), line=lineno) from None
+        if at_end is not None:
+            at_end(handle.tell())
 
 
 def read_trace(source: str | Path, *, expected_scenario: str | None = None) -> tuple[RunHeader, list[Event], dict[str, int]]:
