@@ -108,14 +108,16 @@ def ledger(
 @user_errors
 def schema(name: Optional[str] = typer.Argument(None, help="Format name; omit to list them.")) -> None:
     """Print the JSON Schema of a file format (scenario, event, run-header, grade-report, ...)."""
-    from judge.model.schemas import json_schema, schema_names
+    from judge.model.schemas import SCHEMAS, json_schema
+    from judge.suite import SCHEMAS as SUITE_SCHEMAS
 
+    formats = {**SCHEMAS, **SUITE_SCHEMAS}
     if name is None:
         out = console()
-        for n in schema_names():
+        for n in formats:
             out.print(n)
         return
-    sys.stdout.write(json.dumps(json_schema(name), indent=2) + "\n")
+    sys.stdout.write(json.dumps(json_schema(name, formats), indent=2) + "\n")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,7 +1,8 @@
 """`judge suite` and `judge slice`: thin typer commands over judge.suite and judge.grade.slice.
 
-Exit codes: `suite` 0 when the release rules pass, 1 when they fail, 3 when no rule failed but a run
-was inconclusive; `slice` 0 when re-grading the slice reproduces the first divergence (or it came
+Exit codes: `suite` (and `suite merge`: judge.cli.suite_merge) 0 when the release rules pass, 1 when
+they fail, 3 when no rule failed but a run was inconclusive (a shard, `--shard K/N`: 0 once its part is
+written); `slice` 0 when re-grading the slice reproduces the first divergence (or it came
 from the judge), 1 when it does not; both 2 on bad input or configuration (one line on stderr, no
 traceback) and 4 on an internal error.
 """
@@ -82,6 +83,9 @@ def suite_command(
         None, "--on-judge-error", case_sensitive=False, help="`inconclusive` or `ignore`, as for `judge grade`; "
         "default: [tool.judge].on_judge_error."),
     allow_draft: bool = typer.Option(False, "--allow-draft", help="Grade scenarios still marked `draft: true`."),
+    shard: Optional[str] = typer.Option(None, "--shard", help="K/N: grade only shard K of N (run i, in manifest "
+                                        "order from 0, is shard (i mod N) + 1) into a part; see `judge suite merge`."),
+    out: Optional[Path] = typer.Option(None, "--out", help="With --shard: write the shard's part (JSON) here."),
 ) -> None:
     """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail;
     2: bad input or configuration; 3: no rule failed but a run was inconclusive; 4: internal error."""
@@ -89,6 +93,17 @@ def suite_command(
     from judge.suite import exit_code, grade_suite
     from judge.suite.result import compare as compare_reports
 
+    if shard is not None or out is not None:
+        from judge.cli.suite_merge import grade_shard
+
+        bar = _Bar(enabled=not quiet and _err.is_terminal)
+        try:
+            grade_shard(manifest, shard, out, {"--json": json_path, "--junit": junit, "--md": md,
+                                                     "--compare": compare}, quiet, suite=suite,
+                        judge_name=_default_judge(judge, config), config_file=config, jobs=jobs, progress=bar,
+                        on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft)
+        finally:
+            bar.stop()
     old = None
     if compare is not None:
         try:
@@ -146,7 +161,14 @@ def slice_command(
     raise typer.Exit(1 if result.verified is False else 0)
 
 
+SUITE_EPILOG = ("Example: judge suite suite.yaml --judge none --junit suite.xml. In N jobs: judge suite "
+                "suite.yaml --shard K/N --out part-K.json in job K, then judge suite merge part-*.json "
+                "--junit suite.xml (same report, same exit code).")
+
+
 def register(app: typer.Typer) -> None:
     """Add `suite` and `slice` to the `judge` typer app."""
-    app.command("suite")(suite_command)
+    from judge.cli.suite_merge import SuiteCommand
+
+    app.command("suite", cls=SuiteCommand, epilog=SUITE_EPILOG)(suite_command)
     app.command("slice")(slice_command)

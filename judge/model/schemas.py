@@ -48,10 +48,12 @@ def schema_names() -> list[str]:
     return list(SCHEMAS)
 
 
-def json_schema(name: str) -> dict[str, Any]:
-    if name not in SCHEMAS:
-        raise UsageError(f"unknown schema {name!r}; known: {', '.join(SCHEMAS)}", field="NAME")
-    schema = TypeAdapter(SCHEMAS[name]).json_schema(by_alias=True)
+def json_schema(name: str, formats: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON Schema of a format of `formats` (default: this package's; the CLI adds the suite's)."""
+    formats = SCHEMAS if formats is None else formats
+    if name not in formats:
+        raise UsageError(f"unknown schema {name!r}; known: {', '.join(formats)}", field="NAME")
+    schema = TypeAdapter(formats[name]).json_schema(by_alias=True)
     schema.setdefault("title", name)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema

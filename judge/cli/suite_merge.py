@@ -1,0 +1,111 @@
+"""`judge suite --shard K/N --out PART` and `judge suite merge PARTS...`: a suite graded in shards
+(one CI job each), then merged into the one report and release decision an unsharded run gives.
+
+Exit codes: a shard 0 once its part is written (the release is decided by the merge), 2 on bad
+input; `merge` as `suite`: 0 the release rules pass, 1 they fail, 3 inconclusive, 2 bad input or
+parts that do not belong together (one line naming the part and the field), 4 internal error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+from typer.core import TyperCommand
+
+from judge.cli.common import console as _out
+from judge.cli.common import user_errors
+from judge.cli.common import write_output as _write
+from judge.errors import JudgeInputError, UsageError
+
+MERGE_EPILOG = ("Example (each part from `judge suite suite.yaml --shard K/4 --out part-K.json`): "
+                "judge suite merge part-*.json --junit suite.xml --json suite.json")
+
+
+def grade_shard(manifest: Path, shard: Optional[str], out: Optional[Path], others: dict[str, Any], quiet: bool,
+                **grade: Any) -> None:
+    """Grade one shard and write its part; `others`: the report options, which a shard refuses."""
+    from judge.suite import grade_part, parse_shard
+
+    if shard is None:
+        raise UsageError("writes a shard's part: give --shard K/N too", field="--out")
+    k_n = parse_shard(shard)
+    given = [flag for flag, value in others.items() if value]
+    if given:
+        raise UsageError("a shard writes only its part (--out); the reports come from `judge suite merge`",
+                         field=given[0])
+    if out is None:
+        raise UsageError("--shard needs --out FILE: where to write the shard's part", field="--out")
+    part, run = grade_part(manifest, shard=k_n, **grade)
+    _write(out, part.model_dump_json(indent=2, by_alias=True) + "\n",
+           [manifest] + [Path(r.result.trace) for r in part.runs if r.result.trace])
+    if not quiet:
+        counts: dict[str, int] = {}
+        for r in part.runs:
+            counts[r.result.status] = counts.get(r.result.status, 0) + 1
+        total = sum(s.traces for s in part.scenarios)
+        _out().print(f"shard {part.shard}/{part.shards} of suite {part.suite}: {len(part.runs)} of {total} run(s) "
+                     f"graded ({', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none'}) in "
+                     f"{run.wall_s:.1f} s; part written to {out}", highlight=False)
+    raise typer.Exit(0)
+
+
+@user_errors
+def merge_command(
+    parts: List[Path] = typer.Argument(..., help="The parts of every shard (`judge suite --shard K/N --out`)."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report here."),
+    compare: Optional[Path] = typer.Option(None, "--compare", help="An older suite JSON report: show the "
+                                           "failure signatures that appeared or vanished since."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report."),
+) -> None:
+    """Merge the parts of a suite graded in shards into the report and release decision an unsharded
+    run gives. Parts from another manifest, set of runs, judge, settings or shard count, and shards
+    missing or given twice, are refused. Exit 0: the release rules pass; 1: they fail; 2: bad input
+    or parts that do not belong together; 3: no rule failed but a run was inconclusive; 4: internal error."""
+    import json
+
+    from judge.render import suite as suite_report
+    from judge.suite import exit_code, merge_suite
+    from judge.suite.result import compare as compare_reports
+
+    report = merge_suite(parts)
+    if compare is not None:
+        try:
+            old = json.loads(compare.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(compare)) from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise JudgeInputError(f"not a JSON suite report: {exc}", file=str(compare)) from None
+        report.compare = compare_reports(report, old, str(compare))
+    inputs = [*parts, *([compare] if compare else [])]
+    for path, render in ((json_path, suite_report.to_json), (junit, suite_report.to_junit),
+                         (md, suite_report.to_markdown)):
+        if path:
+            _write(path, render(report), inputs)
+    if not quiet:
+        suite_report.render_terminal(report, _out())
+    raise typer.Exit(exit_code(report))
+
+
+class SuiteCommand(TyperCommand):
+    """`judge suite MANIFEST ...` grades; `judge suite merge PARTS...` merges (a manifest named
+    `merge` is given as ./merge)."""
+
+    def make_context(self, info_name: Optional[str], args: list[str], parent: Any = None, **extra: Any) -> Any:
+        if args and args[0] == "merge":
+            import click
+
+            merge = typer.main.get_command(_merge_app())
+            # A parent without this command's arguments, so usage reads `judge suite merge ...`.
+            suite = click.Context(click.Command(info_name), info_name=info_name, parent=parent)
+            return merge.make_context("merge", args[1:], parent=suite)
+        return super().make_context(info_name, args, parent=parent, **extra)
+
+
+def _merge_app() -> typer.Typer:
+    app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+    app.command("merge", epilog=MERGE_EPILOG)(merge_command)
+    return app
