@@ -209,6 +209,32 @@ scenarios:
     assert report["judge"]["name"] == "gpt" and report["release"]["decision"] == "inconclusive"
 
 
+def test_the_documented_github_actions_matrix_shards_and_merges_every_part():
+    """docs/suites.md's workflow: one shard per matrix entry, K/N with N the matrix's size, parts
+    uploaded under the names the merge job downloads, and the commands' options exist."""
+    import re
+
+    import yaml
+
+    text = (REPO / "docs" / "suites.md").read_text()
+    block = text.split("**In GitHub Actions**", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    jobs = yaml.safe_load(block)["jobs"]
+    shards = jobs["shard"]["strategy"]["matrix"]["shard"]
+    runs = [step["run"] for step in jobs["shard"]["steps"] if "run" in step]
+    shard_cmd = next(r for r in runs if r.startswith("judge suite "))
+    assert re.search(r"--shard \$\{\{ matrix.shard \}\}/(\d+)", shard_cmd)[1] == str(len(shards))
+    assert shards == list(range(1, len(shards) + 1))
+    upload = next(s for s in jobs["shard"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
+    download = next(s for s in jobs["release"]["steps"] if s.get("uses", "").startswith("actions/download-artifact"))
+    assert jobs["release"]["needs"] == "shard" and download["with"]["merge-multiple"] is True
+    assert upload["with"]["name"].startswith(download["with"]["pattern"].rstrip("*"))
+    merge_cmd = next(s["run"] for s in jobs["release"]["steps"] if s.get("run", "").startswith("judge suite merge"))
+    for cmd, help_args in ((shard_cmd, ["suite", "--help"]), (merge_cmd, ["suite", "merge", "--help"])):
+        known = _cli(*help_args).output
+        for flag in re.findall(r"(--[a-z-]+)", cmd):
+            assert flag in known, (flag, cmd)
+
+
 # ------------------------------------------------------------------ each trace read once
 
 

@@ -37,7 +37,7 @@ def grade_shard(manifest: Path, shard: Optional[str], out: Optional[Path], other
                          field=given[0])
     if out is None:
         raise UsageError("--shard needs --out FILE: where to write the shard's part", field="--out")
-    part, run = grade_part(manifest, shard=k_n, **grade)
+    part, _ = grade_part(manifest, shard=k_n, **grade)
     _write(out, part.model_dump_json(indent=2, by_alias=True) + "\n",
            [manifest] + [Path(r.result.trace) for r in part.runs if r.result.trace])
     if not quiet:
@@ -46,8 +46,8 @@ def grade_shard(manifest: Path, shard: Optional[str], out: Optional[Path], other
             counts[r.result.status] = counts.get(r.result.status, 0) + 1
         total = sum(s.traces for s in part.scenarios)
         _out().print(f"shard {part.shard}/{part.shards} of suite {part.suite}: {len(part.runs)} of {total} run(s) "
-                     f"graded ({', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none'}) in "
-                     f"{run.wall_s:.1f} s; part written to {out}", highlight=False)
+                     f"graded ({', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none'}); "
+                     f"part written to {out}", highlight=False)
     raise typer.Exit(0)
 
 
