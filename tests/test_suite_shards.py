@@ -134,10 +134,18 @@ def test_merge_refuses_parts_that_do_not_belong_together(suite, tmp_path):
     shutil.copy(suite.parent / "runs" / "account-twice" / "r-01.jsonl", suite.parent / "runs" / "account-twice" / "r-12.jsonl")
     late = _parts(suite, tmp_path / "late", 2)
     _refused([two[0], late[1]], f"{late[1]}: runs_sha256: graded another set of runs")
+    # a scenario file edited between the shards (the manifest unchanged)
+    scenario = suite.parent / "checkout.yaml"
+    shutil.copy(EXAMPLES / "checkout-firefox" / "scenario.yaml", scenario)
+    suite.write_text(suite.read_text().replace(str(EXAMPLES / "checkout-firefox" / "scenario.yaml"), str(scenario)))
+    first = _parts(suite, tmp_path / "first", 2)
+    scenario.write_text(scenario.read_text() + "\n# reviewed again\n")
+    edited = _parts(suite, tmp_path / "edited", 2)
+    _refused([first[0], edited[1]], f"{edited[1]}: provenance.inputs.scenarios: graded with other scenario files")
     # another manifest: a release rule changed
     suite.write_text(suite.read_text().replace("nightlyQualityFloor: 0.95", "nightlyQualityFloor: 0.9"))
     changed = _parts(suite, tmp_path / "changed", 2)
-    _refused([late[0], changed[1]], f"{changed[1]}: manifest_sha256: graded from another manifest")
+    _refused([edited[0], changed[1]], f"{changed[1]}: manifest_sha256: graded from another manifest")
     # a part that claims another judge, and one whose run sits in the wrong shard
     data = json.loads(two[1].read_text())
     data["judge"] = {"name": "gpt", "model": "openai/gpt-4.1"}

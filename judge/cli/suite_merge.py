@@ -15,6 +15,7 @@ import typer
 from typer.core import TyperCommand
 
 from judge.cli.common import console as _out
+from judge.cli.common import refuse_overwriting_inputs
 from judge.cli.common import user_errors
 from judge.cli.common import write_output as _write
 from judge.errors import JudgeInputError, UsageError
@@ -37,6 +38,7 @@ def grade_shard(manifest: Path, shard: Optional[str], out: Optional[Path], other
                          field=given[0])
     if out is None:
         raise UsageError("--shard needs --out FILE: where to write the shard's part", field="--out")
+    refuse_overwriting_inputs([out], [manifest])  # before grading, not after
     part, _ = grade_part(manifest, shard=k_n, **grade)
     _write(out, part.model_dump_json(indent=2, by_alias=True) + "\n",
            [manifest] + [Path(r.result.trace) for r in part.runs if r.result.trace])

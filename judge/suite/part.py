@@ -111,7 +111,22 @@ SAME = (("shards", "graded with another shard count"),
         ("judge", "graded with another judge or judge configuration (fingerprint differs)"),
         ("settings", "graded with other settings (judge-error, stale or review policy, --allow-draft)"),
         ("repetitions", "graded with other repetitions"),
-        ("release_rules", "graded with other release rules"))
+        ("release_rules", "graded with other release rules"),
+        ("scenarios", "graded with other scenarios or runs"))
+
+
+def _same_provenance(path: str, part: SuitePart, first_path: str, first: SuitePart) -> None:
+    """The same package versions and the same scenario files (by sha256) as the first part."""
+    if part.provenance.get("packages") != first.provenance.get("packages"):
+        raise JudgeInputError(f"graded with other package versions than {first_path}", file=path,
+                              field="provenance.packages")
+
+    def shas(p: SuitePart) -> dict[str, Any]:
+        return {sid: (f or {}).get("sha256") for sid, f in ((p.provenance.get("inputs") or {}).get("scenarios") or {}).items()}
+
+    if shas(part) != shas(first):
+        raise JudgeInputError(f"graded with other scenario files than {first_path} (sha256 differs)", file=path,
+                              field="provenance.inputs.scenarios")
 
 
 def merge_parts(paths: list[str | Path]) -> SuitePart:
@@ -126,11 +141,9 @@ def merge_parts(paths: list[str | Path]) -> SuitePart:
         for name, why in SAME:
             if getattr(part, name) != getattr(first, name):
                 raise JudgeInputError(f"{why} than {first_path}", file=path, field=name)
-        if part.provenance.get("packages") != first.provenance.get("packages"):
-            raise JudgeInputError(f"graded with other package versions than {first_path}", file=path,
-                                  field="provenance.packages")
+        _same_provenance(path, part, first_path, first)
         if part.shard > part.shards:
-            raise JudgeInputError(f"shard {part.shard} of {part.shards}", file=path, field="shard")
+            raise JudgeInputError(f"shard {part.shard} is beyond the {part.shards} shards", file=path, field="shard")
         if part.shard in by_shard:
             raise JudgeInputError(f"shard {part.shard}/{part.shards} is also {by_shard[part.shard]}", file=path,
                                   field="shard")
