@@ -33,6 +33,7 @@ import platform
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -119,17 +120,13 @@ def child(mode: str, manifest: str, jobs: int, limit: int, code: str) -> dict:
         return {"read_ratio": (_rchar() - before) / size, "trace_mb": size / 1e6}
     if mode == "shards":
         return _shards(manifest, jobs)
-    from judge.cli.suite import _Bar
     from judge.suite import grade_suite
     if limit:
         manifest = str(_cut(folder, limit))
     import resource
-    bar = _Bar(enabled=True)
     t0, cpu0 = time.perf_counter(), time.process_time()
-    try:
+    with _bar() as bar:
         run = grade_suite(manifest, jobs=jobs, progress=bar)
-    finally:
-        bar.stop()
     wall, parent_cpu = time.perf_counter() - t0, time.process_time() - cpu0
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = run.report
@@ -137,6 +134,23 @@ def child(mode: str, manifest: str, jobs: int, limit: int, code: str) -> dict:
             "workers_cpu_s": children.ru_utime + children.ru_stime, "workers": run.workers, "parent_peak_mb": _peak_mb(),
             "worker_peak_mb": sorted(run.worker_peak_rss_mb.values()), "runs": r.totals["runs"],
             "decision": r.release.decision, "signatures": sum(len(s.signatures) for s in r.scenarios)}
+
+
+@contextmanager
+def _bar():
+    """The suite command's progress bar, in the code being measured (older checkouts: `_Bar`)."""
+    try:
+        from judge.cli.suite import _Bar
+    except ImportError:
+        from judge.cli.progress import Activity
+        with Activity(True) as bar:
+            yield bar
+        return
+    bar = _Bar(enabled=True)
+    try:
+        yield bar
+    finally:
+        bar.stop()
 
 
 def _shards(manifest: str, jobs: int) -> dict:

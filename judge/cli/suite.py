@@ -93,17 +93,12 @@ def suite_command(
     from judge.suite import exit_code, grade_suite
     from judge.suite.result import compare as compare_reports
 
-    if shard is not None or out is not None:
+    if shard is not None or out is not None:  # one shard of the suite, into a part (judge.cli.suite_merge)
         from judge.cli.suite_merge import grade_shard
 
-        bar = _Bar(enabled=not quiet and _err.is_terminal)
-        try:
-            grade_shard(manifest, shard, out, {"--json": json_path, "--junit": junit, "--md": md,
-                                                     "--compare": compare}, quiet, suite=suite,
-                        judge_name=_default_judge(judge, config), config_file=config, jobs=jobs, progress=bar,
-                        on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft)
-        finally:
-            bar.stop()
+        grade_shard(manifest, shard, out, {"--json": json_path, "--junit": junit, "--md": md, "--compare": compare},
+                    quiet, suite=suite, judge_name=_default_judge(judge, config), config_file=config, jobs=jobs,
+                    on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft)
     old = None
     if compare is not None:
         try:
