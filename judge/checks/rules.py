@@ -131,6 +131,13 @@ class RuleSet:
         self._superseded: dict[str, list] = {}
         self._current: dict[str, Any] = {}
         self._carriers: dict[int, tuple[Any, Carrier]] = {}
+        self._own_calls = True
+
+    def share_calls(self, calls: CallTable) -> None:
+        """Read call id -> tool from the trace reader's table, which records every call before the
+        rules see it, instead of keeping a second one."""
+        self.state.call_tool = calls
+        self._own_calls = False
 
     def _at_turn(self, turn: int) -> None:
         self._turn = turn
@@ -225,7 +232,8 @@ class RuleSet:
         s = self.state
         if kind == "tool-call":
             tool = event.tool
-            s.call_tool[event.call_id] = tool
+            if self._own_calls:
+                s.call_tool[event.call_id] = tool
             if self._records(tool):
                 s.call_args[event.call_id] = event.args
             s.last_tool_called = tool

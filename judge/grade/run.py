@@ -76,6 +76,7 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
         def hook(record: dict) -> None:
             scan_raw_record(rules.leak_rules, record, rules.scratch)
     reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=hook)
+    rules.share_calls(reader.calls)
     acc = RunAccumulator()
     summaries: list | None = [] if audits_summaries(judge) else None  # kept only when audited
     count = stream_windows(reader, ledger, rules, judge is not None, lambda w: acc.close(close_paths(w)),

@@ -59,6 +59,7 @@ class TraceReader:
         self.events_read = 0
         self.last_turn = 0
         self._file: BlockReader | None = None
+        self.calls = CallTable()  # call id -> tool of every call read so far (the rules may share it)
         if isinstance(source, (str, Path)):
             self.name = name or str(source)
             self._file = BlockReader(Path(source), max_line=MAX_LINE_BYTES, digest=digest)
@@ -138,7 +139,7 @@ class TraceReader:
         # with nothing to redact, decoded from its bytes); the id set and call table stay plain
         # (a set, a dict) until they hold PLAIN_LIMIT entries, then turn compact.
         ids: set[str] | IdSet = set()
-        calls: dict[str, str] | CallTable = {}
+        calls = self.calls
         compact = False
         last_turn = -1
         validate_json = _VALIDATE_JSON
@@ -158,18 +159,21 @@ class TraceReader:
                 if as_records:
                     event = from_model(event)
             eid = event.id
-            if eid in ids:
+            if compact:
+                if not ids.add(eid):
+                    raise self._error(lineno, "id", f"duplicate event id {eid!r}")
+            elif eid in ids:
                 raise self._error(lineno, "id", f"duplicate event id {eid!r}")
-            ids.add(eid)
+            else:
+                ids.add(eid)
             turn = event.turn
             if turn < last_turn:
                 raise self._error(lineno, "turn", f"turn goes backwards ({turn} after {last_turn})")
             last_turn = turn
             kind = event.kind
             if kind == "tool-call":
-                if event.call_id in calls:
+                if not calls.add(event.call_id, event.tool):
                     raise self._error(lineno, "call_id", f"call id {event.call_id!r} issued twice")
-                calls[event.call_id] = event.tool
             elif kind == "tool-result":
                 tool = calls.get(event.call_id)
                 if tool is None or (event.tool is not None and event.tool != tool):
@@ -177,7 +181,7 @@ class TraceReader:
             self.events_read += 1
             self.last_turn = turn
             if not compact and self.events_read >= PLAIN_LIMIT:
-                ids, calls, compact = _compacted(ids, calls)
+                ids, compact = _compacted(ids), True
             yield event
 
     def _validated(self, lineno: int, raw: Any, flag: int, tried: bool) -> Event | None:
@@ -237,13 +241,12 @@ class TraceReader:
                                   f"{event.call_id!r} was {tool!r}")
 
 
-def _compacted(ids: set[str], calls: dict[str, str]) -> tuple[IdSet, CallTable, bool]:
-    compact_ids, compact_calls = IdSet(), CallTable()
+def _compacted(ids: set[str]) -> IdSet:
+    """The ids as an IdSet (which turns compact as it reaches PLAIN_LIMIT of them)."""
+    compact = IdSet()
     for eid in ids:
-        compact_ids.add(eid)
-    for call_id, tool in calls.items():
-        compact_calls[call_id] = tool
-    return compact_ids, compact_calls, True
+        compact.add(eid)
+    return compact
 
 
 def read_trace(source: str | Path, *, expected_scenario: str | None = None) -> tuple[RunHeader, list[Event], dict[str, int]]:
