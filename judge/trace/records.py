@@ -96,7 +96,8 @@ RECORDS: dict[str, type[_Record]] = {cls.kind: cls for cls in (
 Record = Union[UserRecord, AssistantRecord, ToolCallRecord, ToolResultRecord, StateWriteRecord, SummaryRecord,
                SnapshotRecord]
 DECODE = msgspec.json.Decoder(Record).decode
-DecodeError = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)  # what DECODE raises on a bad line
+DecodeError = (msgspec.DecodeError, UnicodeError, RecursionError)  # what DECODE raises on a bad line (a str
+# line holding a lone surrogate cannot even be encoded: UnicodeEncodeError)
 _EVENT = TypeAdapter(Event)
 
 
