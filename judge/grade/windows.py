@@ -38,10 +38,12 @@ def checkpoints(ledger: ExpectedLedger) -> list[Checkpoint]:
 
 
 def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
-                    keep_events: bool, on_close, summaries: list | None) -> int:
+                    keep_events: bool, on_close, summaries: list | None,
+                    unknown_writes: dict[str, str] | None = None) -> int:
     """Feed every event (the reader's records: judge.trace.records) to the rules, closing each
     checkpoint window as the turns pass it. `summaries`: where to keep the summary events (None:
-    nothing will audit them, so none is kept)."""
+    nothing will audit them, so none is kept). `unknown_writes` gets key -> first event id of each
+    state-write to a key the ledger lacks."""
     cps = checkpoints(ledger)
     track_calls = any(cp.allowed_actions or cp.forbidden_paths for cp in cps)
     observe = rules.observe
@@ -72,7 +74,11 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
         found = observe(event, count - 1)
         if found:
             hits.extend(found)
-        if summaries is not None and event.kind == "summary":
+        kind = event.kind
+        if kind == "state-write":
+            if unknown_writes is not None and event.key not in ledger:
+                unknown_writes.setdefault(event.key, event.id)
+        elif kind == "summary" and summaries is not None:
             summaries.append(event)
         if track_calls:
             window.calls.observe(event, count - 1)
