@@ -78,3 +78,27 @@ def test_every_planted_value_is_a_candidate_and_flagged():
 ])
 def test_candidate_lines_names_each_line_once(block, expected):
     assert candidate_lines(block) == expected
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.lists(st.one_of(_PIECES, _EDGES), max_size=6), st.text(max_size=8)), max_size=30),
+       st.sampled_from([16, 97, 1 << 20]))
+def test_a_file_read_a_block_at_a_time_flags_what_the_line_test_flags(rows, block):
+    """The reader's own path (judge.trace.blocks): a file's lines cut into blocks (small ones here,
+    so lines straddle them), one pass per block, the line test on the candidates."""
+    import tempfile
+    from pathlib import Path
+
+    from judge.trace import blocks
+
+    lines = [json.dumps(_event("".join(pieces) + noise), ensure_ascii=bool(len(noise) % 2)) for pieces, noise in rows]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.jsonl"
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        saved, blocks.BLOCK = blocks.BLOCK, block
+        try:
+            read = list(blocks.BlockReader(path, max_line=1 << 24).lines())
+        finally:
+            blocks.BLOCK = saved
+    assert [raw.decode("utf-8") for _, raw, _ in read] == lines
+    assert [flag == blocks.SLOW for _, _, flag in read] == [line_needs_redaction(line + "\n") for line in lines]
