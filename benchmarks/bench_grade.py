@@ -195,8 +195,8 @@ def tables(rows: list[dict], names: list[str], big: int) -> list[str]:
                    + f" | {'met' if met else 'missed'}{'' if r['events'] >= 100_000 else ' (not a target size)'} |")
     floor = min(r["json"]["events_per_s"] for r in main_rows if r["events"] >= 100_000) if any(
         r["events"] >= 100_000 for r in main_rows) else main_rows[-1]["json"]["events_per_s"]
-    out += ["", f"On this run's machine `json.loads` alone read {_k(floor)} lines/s or more: 150k ev/s needed "
-            f"grading within {floor / 150_000:.2f}x of it (the ratio target below is 3.5x)."]
+    out += ["", (f"On this run's machine `json.loads` alone read {_k(floor)} lines/s or more: 150k ev/s needed "
+                 f"grading within {floor / 150_000:.2f}x of it (the ratio target below is 3.5x).")]
     out += ["", "### Target: grading <= 3.5x a plain `json.loads` pass of the same file", "",
             "| events | json.loads s | " + " | ".join(f"{c} grade s | {c} ratio" for c in cols) + " | target |",
             "|---:|---:|" + "---:|---:|" * len(cols) + ":---|"]
@@ -288,16 +288,16 @@ def section(args, info: dict, roots: dict[str, Path], rows: list[dict], big: int
         + (f", the baseline being a detached worktree of `git merge-base main HEAD` ({revision(roots['before'])}; "
            f"now: {revision(roots['now'])})" if "before" in roots else "") + ".",
         "",
-        f"**Machine** ({started}): {info['cpu']}, {info['cores']} CPUs (lscpu), shared with other jobs: load "
-        f"average {l1:.1f} (1 min) / {l5:.1f} (5 min) at the start, {e1:.1f} / {e5:.1f} at the end; Python "
-        f"{info['python']}, pydantic {info['pydantic']}, msgspec {info['msgspec']}, {info['os']}.",
+        (f"**Machine** ({started}): {info['cpu']}, {info['cores']} CPUs (lscpu), shared with other jobs: load "
+         f"average {l1:.1f} (1 min) / {l5:.1f} (5 min) at the start, {e1:.1f} / {e5:.1f} at the end; Python "
+         f"{info['python']}, pydantic {info['pydantic']}, msgspec {info['msgspec']}, {info['os']}."),
         "",
-        f"**Workload:** `gen_trace.py` traces (seed {args.seed}, ~270 bytes a line, 5% summaries, ~1% lines "
-        "to redact) graded with `bench_scenario.yaml` scaled to the trace (12 ledger entries, 11 rules of "
-        f"all six kinds) and {args.checkpoints} checkpoints, `judge=None`; every variant finds the same first "
-        "divergence and violations. Each figure is the median of "
-        f"{args.repeat} interleaved rounds, each measurement a fresh process; a ratio is grade time over the "
-        "`json.loads` pass of the same round.",
+        (f"**Workload:** `gen_trace.py` traces (seed {args.seed}, ~270 bytes a line, 5% summaries, ~1% lines "
+         "to redact) graded with `bench_scenario.yaml` scaled to the trace (12 ledger entries, 11 rules of "
+         f"all six kinds) and {args.checkpoints} checkpoints, `judge=None`; every variant finds the same first "
+         "divergence and violations. Each figure is the median of "
+         f"{args.repeat} interleaved rounds, each measurement a fresh process; a ratio is grade time over the "
+         "`json.loads` pass of the same round."),
         "",
         *tables(rows, names, big),
         "",
