@@ -281,11 +281,11 @@ def section(args, info: dict, roots: dict[str, Path], rows: list[dict], big: int
     (l1, l5, _), (e1, e5, _) = loads
     names = list(roots)
     command = ("`.venv/bin/python benchmarks/bench_grade.py"
-               + (f" --baseline {args.baseline}" if args.baseline else "")
+               + (" --baseline BASE" if args.baseline else "")
                + f" --repeat {args.repeat} --results`")
     lines = [
         f"Regenerate with {command}"
-        + (f", the baseline being a detached worktree of `git merge-base main HEAD` ({revision(roots['before'])}; "
+        + (f", BASE being a detached checkout of the code before (`git worktree add --detach BASE $(git merge-base main HEAD)`: {revision(roots['before'])}; "
            f"now: {revision(roots['now'])})" if "before" in roots else "") + ".",
         "",
         (f"**Machine** ({started}): {info['cpu']}, {info['cores']} CPUs (lscpu), shared with other jobs: load "
