@@ -21,7 +21,7 @@ is gitignored) and measures, each in a fresh subprocess:
 `--against DIR` measures serial, suite and reads with the code in DIR too (e.g. a worktree of main:
 `git worktree add --detach /tmp/base main`), interleaved with this checkout's, and reports the
 ratios of that one run. Target: suite wall time <= 1.5 x (serial sum) / cores. `--append-results`
-replaces this script's section of benchmarks/RESULTS.md (other sections are kept).
+replaces this script's section of benchmarks/RESULTS.md in place (benchmarks/_results.py).
 """
 
 from __future__ import annotations
@@ -321,14 +321,9 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.append_results:
-        results = HERE / "RESULTS.md"
-        old = results.read_text(encoding="utf-8") if results.exists() else "# Benchmark results\n"
-        if SECTION in old:
-            head, rest = old.split(SECTION, 1)
-            tail = rest[rest.find("\n## "):] if "\n## " in rest else ""
-            old = head.rstrip("\n") + "\n\n" + tail.lstrip("\n")
-            old = old if old.strip() else "# Benchmark results\n"
-        results.write_text(old.rstrip("\n") + "\n\n" + text, encoding="utf-8")
+        sys.path.insert(0, str(HERE))
+        from _results import write_section
+        write_section(SECTION.removeprefix("## "), "\n".join(lines[2:]))
     if not ok_time and loaded:
         print(f"wall-time target missed on loaded cores (load {load[0]:.1f} > {cores}); CPU ratio "
               f"{cpu_ratio:.2f} {'<=' if cpu_ratio <= 1.5 else '>'} 1.5")
