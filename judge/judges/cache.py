@@ -11,7 +11,7 @@ long slice changed) the call entries still spare every unchanged call.
 
 Storage: `<folder>/verdicts.sqlite3`, a table of (namespace, key) -> JSON. WAL mode lets readers and
 one writer at a time work concurrently, across threads and processes (each process and thread has
-its own connection; a writer waits up to 30 s for the lock): a write costs tens of microseconds, not
+its own connection; a writer waits up to 30 s for the lock): a write costs under 0.1 ms, not
 the milliseconds of a temporary file renamed into place. SQLite's WAL needs a local file system (not
 NFS). An entry written by an older version (one JSON file per key, `<namespace>/<2 hex>/<key>.json`)
 is still read. An unreadable entry, or a folder that cannot be written, is a miss: a verdict never
