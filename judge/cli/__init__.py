@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from judge.cli import calibration, draft, grade, imports, prompts, serve, suite, summary
+from judge.cli import calibration, config, draft, grade, imports, init, prompts, runs, serve, suite, summary
 from judge.cli.common import error_line, guard_commands, set_debug, user_errors
 
 __all__ = ["app", "error_line", "main", "user_errors"]
@@ -23,7 +23,7 @@ def _options(debug: bool = typer.Option(False, "--debug", help="Print the traceb
     set_debug(debug)
 
 
-for _group in (grade, draft, calibration, prompts, serve, suite, imports, summary):
+for _group in (init, grade, runs, config, draft, calibration, prompts, serve, suite, imports, summary):
     _group.register(app)
 guard_commands(app)
 
