@@ -23,7 +23,7 @@ import tempfile
 import threading
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from judge.errors import ConfigError
 
@@ -37,6 +37,20 @@ CACHE_ENV = "JUDGE_CACHE_DIR"
 
 _loaded: dict[str, Any] = {}  # resolved model path or name -> SentenceTransformer
 _load_lock = threading.Lock()
+_observers: list[Callable[[str, str], None]] = []
+
+
+def observe_loading(callback: Callable[[str, str], None]) -> Callable[[], None]:
+    """Have `callback("start", model)` called before a model is read from disk and
+    `callback("done", model)` after (the command line shows a spinner meanwhile); returns the
+    function that stops it. The library itself shows nothing."""
+    _observers.append(callback)
+    return lambda: _observers.remove(callback) if callback in _observers else None
+
+
+def _notify(event: str, name: str) -> None:
+    for callback in list(_observers):
+        callback(event, name)
 
 
 class ModelIntegrityError(ConfigError):
@@ -167,8 +181,12 @@ def load_embedding_model(name_or_path: str = DEFAULT_MODEL) -> Any:
     key = f"bundled@{bundled_model_dir()}" if is_bundled(name_or_path) else name_or_path
     with _load_lock:
         if key not in _loaded:
-            resolved = resolve_model(name_or_path)
-            _loaded[key] = _construct(resolved, name_or_path)
+            _notify("start", name_or_path)
+            try:
+                resolved = resolve_model(name_or_path)
+                _loaded[key] = _construct(resolved, name_or_path)
+            finally:
+                _notify("done", name_or_path)
         return _loaded[key]
 
 
