@@ -129,7 +129,7 @@ def test_suite_and_service_refuse_a_draft_unless_allowed(tmp_path):
     assert grade_suite(manifest, jobs=1, allow_draft=True).report.scenarios[0].runs == 1
     assert _run("suite", manifest, "--judge", "none", "-q", "-j", "1").exit_code == 2
     assert _run("suite", manifest, "--judge", "none", "-q", "-j", "1", "--allow-draft").exit_code == 1
-    client = TestClient(create_app())
+    client = TestClient(create_app(), base_url="http://127.0.0.1")  # the service answers loopback names
     text, lines = path.read_text(encoding="utf-8"), trace.read_text(encoding="utf-8")
     for body in ({"scenario": text}, {"scenario": yaml.safe_load(text)}):
         refused = client.post("/v1/grade", json={**body, "traces": [lines], "judge": "none"})

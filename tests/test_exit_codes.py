@@ -142,7 +142,7 @@ scenarios:
 def test_the_service_header_says_3_for_an_unreachable_judge(shared_dir, down):
     body = {"scenario": Path(_contract(shared_dir, "checkout-firefox.yaml")).read_text(),
             "traces": [Path(_contract(shared_dir, "checkout-firefox.clean.jsonl")).read_text()]}
-    client = TestClient(create_app(config_file=down, token=""))
+    client = TestClient(create_app(config_file=down, token=""), base_url="http://127.0.0.1")
     response = client.post("/v1/grade", json=body)
     assert response.status_code == 200 and response.headers["X-Judge-Exit-Code"] == "3"
     assert response.json()["runs"][0]["outcome"] == "inconclusive"
@@ -151,7 +151,7 @@ def test_the_service_header_says_3_for_an_unreachable_judge(shared_dir, down):
 
 
 def test_the_service_header_says_2_for_bad_input_and_4_for_a_bug(monkeypatch):
-    client = TestClient(create_app(token=""), raise_server_exceptions=False)
+    client = TestClient(create_app(token=""), raise_server_exceptions=False, base_url="http://127.0.0.1")
     bad = client.post("/v1/grade", json={"scenario": {"id": 3}, "traces": [[]]})
     assert bad.status_code == 422 and bad.headers["X-Judge-Exit-Code"] == "2"
 

@@ -230,7 +230,7 @@ def test_model_names_and_secrets_never_reach_the_judge(make_judge, llm_server, t
         for name in (*AGENT, "claude-3-5-sonnet"):
             assert name not in text
         assert RAW_SECRET not in text and "[REDACTED:api_key]" in text
-    assert "I am [model] [model] on [model]; on it." in sent
+    assert "I am [model] on [model]; on it." in sent  # name and version masked as one
 
 
 def test_injected_text_stays_fenced(make_judge, llm_server):  # noqa: F811
@@ -324,10 +324,15 @@ def test_json_mode_works_too(make_judge, llm_server):  # noqa: F811
 @pytest.mark.parametrize("text, expected", [
     ("Using GPT-4o and gpt-4.1-mini.", "Using [model] and [model]."),
     ("claude-3-5-sonnet-20241022 / Claude 3.5 / claude", "[model] / [model] / [model]"),
-    ("gemini-1.5-pro, llama-3.1-70b, Llama3, mistral-large, qwen2.5-72b", "[model], [model], [model], [model], [model]"),
+    ("gemini-1.5-pro, llama-3.1-70b, Llama3, mistral-large, qwen2.5-72b", "[model]-pro, [model], [model], [model], [model]"),
     ("ChatGPT said so", "[model] said so"),
-    ("a llama in the mistral wind", "a llama in the mistral wind"),
+    ("a llama in the mistral wind", "a [model] in the [model] wind"),  # bare family names are masked
     ("shopbot v1.4.2", "[model] v[model]"),
+    ("Sonnet, Opus, Haiku, o1, o3-mini, Grok, Phi-3, DeepSeek, Command-R", "[model], [model], [model], [model], "
+     "[model], [model], [model], [model], [model]"),
+    ("GPT\u20114o with a non-breaking hyphen", "[model] with a non-breaking hyphen"),
+    ("the best plan: search the docs, edit the file, then commit", "the best plan: search the docs, edit the file, "
+     "then commit"),
     ("version 1.4.20 differs", "version 1.4.20 differs"),
 ])
 def test_blind(text, expected):

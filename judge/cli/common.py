@@ -154,12 +154,24 @@ def guard_commands(app: typer.Typer) -> None:
             guard_commands(group.typer_instance)
 
 
+# Files a command may read out of a folder it was given (a labels folder, a reports folder).
+READ_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
+
+
 def refuse_overwriting_inputs(outputs: Iterable[Optional[Path]], inputs: Iterable[Optional[Path]]) -> None:
-    """Nothing the user gave is overwritten: an output path that is an input is a usage error."""
-    given = {p.resolve() for p in inputs if p is not None}
+    """Nothing the user gave is overwritten: an output that is an input, by path or by inode (a
+    hard link, a symlink), or an existing data file inside an input folder, is a usage error."""
+    from judge.model.limits import same_file
+
+    given = [p for p in inputs if p is not None]
     for path in outputs:
-        if path is not None and path.resolve() in given:
-            raise JudgeInputError("refusing to write a report over an input file", file=str(path))
+        if path is None:
+            continue
+        for source in given:
+            inside = source.is_dir() and path.suffix in READ_SUFFIXES and path.is_file() and \
+                path.resolve().is_relative_to(source.resolve())
+            if inside or same_file(path, source):
+                raise JudgeInputError("refusing to write over an input file", file=str(path))
 
 
 def write_output(path: Path, text: str, inputs: Iterable[Optional[Path]] = ()) -> None:

@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from judge.cli.common import console, user_errors, write_output
+from judge.cli.common import console, refuse_overwriting_inputs, user_errors, write_output
 from judge.cli.common import offline_env as _offline_env
 from judge.errors import UsageError
 from judge.render.summary import render_audit, render_continuation
@@ -136,6 +136,7 @@ def summary_eval_command(
     from judge.text.minilm import load_embedding_model
 
     _offline_env()
+    refuse_overwriting_inputs([out_path, json_path], [labels])
     with Activity(True):
         embedder = load_embedding_model(model)
     report = summary_eval.evaluate(labels, embedder, fit=fit, model_name=model, out=out_path or THRESHOLDS_FILE)

@@ -17,7 +17,7 @@ def _label_rows(path: Path) -> list[tuple[Path, int, dict[str, Any]]]:
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     rows = []
     for file in files:
-        for lineno, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        for lineno, line in enumerate(file.read_text(encoding="utf-8").split("\n"), start=1):
             if line.strip():
                 try:
                     rows.append((file, lineno, json.loads(line)))

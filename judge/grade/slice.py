@@ -269,9 +269,10 @@ def _write_files(out: Path, header: RunHeader, events: list[Any], draft: dict[st
 
     head = header.model_dump(mode="json", by_alias=True, exclude_unset=True)
     head["metadata"] = {**(head.get("metadata") or {}), "slice_of": meta}
-    lines = [json.dumps(head, ensure_ascii=False)]
-    lines += [json.dumps(e.model_dump(mode="json", by_alias=True, exclude_unset=True), ensure_ascii=False)
-              for e in events]
+    from judge.model.jsonl import dumps_line
+
+    lines = [dumps_line(head)]
+    lines += [dumps_line(e.model_dump(mode="json", by_alias=True, exclude_unset=True)) for e in events]
     trace_out, scenario_out = out / "trace.jsonl", out / "scenario.yaml"
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -323,8 +324,10 @@ def write_slice(report_path: str | Path, run_id: str, out_dir: str | Path, *,
     if recorded and sha256_file(scenario_path) != recorded:
         raise JudgeInputError(f"{scenario_path} is not the scenario the run was graded with (sha256 differs)",
                               file=str(report_path))
+    from judge.model.limits import same_file
+
     for target in (out / "scenario.yaml", out / "trace.jsonl", out / "slice.json"):
-        if target.resolve() in {p.resolve() for p in (report_path, trace, scenario_path)}:
+        if any(same_file(target, p) for p in (report_path, trace, scenario_path)):
             raise JudgeInputError("refusing to write the slice over an input file", file=str(target))
     ledger = load_ledger(scenario_path)
     base, end = _base_turn(ledger, divergence.turn), divergence.turn

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
@@ -27,11 +29,12 @@ from starlette.concurrency import run_in_threadpool
 from judge import __version__
 from judge.errors import JudgeInputError
 from judge.service.grade import GradeRequest, JudgePool, grade_request
-from judge.service.http import BearerAuth, BodyLimit
+from judge.service.http import LOOPBACK_HOSTS, BearerAuth, BodyLimit, SecurityHeaders, TrustedHosts
 from judge.service.summary import AuditRequest, audit_request
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 TOKEN_ENV = "JUDGE_API_TOKEN"
+HOSTS_ENV = "JUDGE_ALLOWED_HOSTS"
 EXIT_HEADER = "X-Judge-Exit-Code"
 
 
@@ -53,14 +56,19 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 def create_app(*, reports_dir: str | Path | None = None, labels_path: str | Path | None = None,
                token: str | None = None, max_body: int = DEFAULT_MAX_BODY,
                config_file: str | Path | None = None, scenarios: Iterable[str | Path] = (),
-               annotator: str | None = None) -> FastAPI:
+               annotator: str | None = None, allowed_hosts: Iterable[str] | None = None) -> FastAPI:
     """The service. `token`: every /v1 and /review request needs it as a bearer token; None reads
     $JUDGE_API_TOKEN (so `uvicorn judge.service:create_app --factory` is guarded too), "" turns auth
-    off. `reports_dir`, `labels_path`, `scenarios`, `annotator`: the review page's inputs."""
+    off. `allowed_hosts`: the Host names it answers to; None reads $JUDGE_ALLOWED_HOSTS (comma
+    separated), else the loopback names. `reports_dir`, `labels_path`, `scenarios`, `annotator`:
+    the review page's inputs."""
     from judge.service.review import review_router
 
     if token is None:
         token = os.environ.get(TOKEN_ENV) or None
+    if allowed_hosts is None:
+        from_env = [h.strip() for h in os.environ.get(HOSTS_ENV, "").split(",") if h.strip()]
+        allowed_hosts = from_env or LOOPBACK_HOSTS
 
     app = FastAPI(title="judge", version=__version__,
                   summary="Grade multi-turn agent runs for state drift against a reviewed ledger.",
@@ -69,7 +77,9 @@ def create_app(*, reports_dir: str | Path | None = None, labels_path: str | Path
                               "with JUDGE_API_TOKEN.")
     app.state.pool = JudgePool(config_file)
     app.add_middleware(BodyLimit, max_body=max_body)
-    app.add_middleware(BearerAuth, token=token or None)  # added last: runs first
+    app.add_middleware(BearerAuth, token=token or None)
+    app.add_middleware(SecurityHeaders)
+    app.add_middleware(TrustedHosts, hosts=tuple(allowed_hosts))  # added last: runs first
     _error_handlers(app)
     _api_routes(app)
     _add_report_schema(app)  # the report model in the OpenAPI components, for /v1/grade's $ref
@@ -101,6 +111,14 @@ def _error_handlers(app: FastAPI) -> None:
         detail = one_line(f"internal error: {type(exc).__name__}: {exc}")[:300] + " (traceback in the server log)"
         return JSONResponse({"detail": detail}, status_code=500, headers={EXIT_HEADER: "4"})
 
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if isinstance(exc.__cause__, RecursionError):  # FastAPI's body parse hit the stack
+            from judge.model.limits import depth_message
+
+            return JSONResponse({"detail": f"request: body {depth_message()}"}, status_code=422)
+        return await http_exception_handler(request, exc)
+
+    app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(JudgeInputError, input_error)
     app.add_exception_handler(CalibrationInputError, input_error)
     app.add_exception_handler(RequestValidationError, invalid_request)

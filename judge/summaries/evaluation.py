@@ -71,7 +71,7 @@ def read_labelled(path: str | Path) -> list[Row]:
     ledgers: dict[Path, Any] = {}
     rows: list[Row] = []
     for file in files:
-        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        for number, line in enumerate(file.read_text(encoding="utf-8").split("\n"), start=1):
             if not line.strip():
                 continue
             try:
