@@ -213,7 +213,9 @@ def test_judge_view_lists_every_report_and_serves_only_those(tmp_path):
     assert page.headers["x-content-type-options"] == "nosniff"
     for path in ("/report/../secret.json", "/report/%2e%2e/secret.json", "/report/nested/junk.json", "/report/x"):
         assert client.get(path).status_code == 404, path
-    assert TestClient(create_viewer_app(reports), base_url="http://evil.example").get("/").status_code == 400
+    assert TestClient(create_viewer_app(reports), base_url="http://[::1]:8322").get("/").status_code == 200
+    for host in ("http://evil.example", "http://127.0.0.1.evil.example"):  # DNS rebinding
+        assert TestClient(create_viewer_app(reports), base_url=host).get("/").status_code == 400
 
 
 def test_judge_view_refuses_any_host_but_loopback_and_a_missing_folder(tmp_path):

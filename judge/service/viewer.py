@@ -18,14 +18,13 @@ from urllib.parse import quote
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from judge.model import GradeReport
 from judge.render.html import content_security_policy, grade_page, index_page, suite_page
 from judge.render.report import run_status
+from judge.service.http import LOOPBACK_HOSTS, TrustedHosts
 from judge.suite import SuiteReport
 
-LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1"]
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 
 
@@ -128,7 +127,7 @@ def create_viewer_app(folder: str | Path) -> FastAPI:
     """The app `judge view` serves: `/` (the index) and `/report/PATH` (one report's page)."""
     reports = ReportFolder(Path(folder))
     app = FastAPI(title="judge view", docs_url=None, redoc_url=None, openapi_url=None)
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_NAMES)
+    app.add_middleware(TrustedHosts, hosts=tuple(LOOPBACK_HOSTS))  # as `judge serve` on loopback
 
     @app.get("/", response_class=HTMLResponse)
     async def index() -> HTMLResponse:
