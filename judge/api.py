@@ -13,26 +13,27 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from judge.grade import GradeSession, SliceResult, exit_code, grade_trace, write_slice
+from judge.grade.judges_check import JudgeCheck, check_judges
 from judge.judges.base import Judge
 from judge.ledger import ExpectedLedger, LintIssue, load_ledger
 from judge.model import GradeReport
 from judge.summaries.audit import SummaryAuditor, audit_summary, audit_summary_events
 
-__all__ = ["ExpectedLedger", "GradeSession", "LintIssue", "SliceResult", "SummaryAuditor", "audit_summary",
-           "audit_summary_events", "exit_code", "grade_paths", "grade_trace", "lint_file", "load_ledger", "write_slice"]
+__all__ = ["ExpectedLedger", "GradeSession", "JudgeCheck", "LintIssue", "SliceResult", "SummaryAuditor", "audit_summary",
+           "audit_summary_events", "check_judges", "exit_code", "grade_paths", "grade_trace", "lint_file", "load_ledger", "write_slice"]
 
 
 def lint_file(scenario: str | Path, traces: Iterable[str | Path] = ()) -> list[LintIssue]:
-    """Every fixture error and warning of a scenario file; with traces, also a warning for each
-    `authorised` rule whose confirm phrase sits in the user message that stated its key (it never
-    counts as the confirmation). A FixtureError when the file cannot be read."""
+    """Every format and fixture error and warning of a scenario file (and whether its `pair` exists);
+    with traces, also a warning for each `authorised` rule whose confirm phrase sits in the user
+    message that stated its key (it never counts as the confirmation). A FixtureError when the file
+    cannot be read."""
     from judge.checks.confirm import lint_confirmations
-    from judge.ledger import lint, load_scenario
+    from judge.ledger import lint_path
 
-    parsed, lines = load_scenario(scenario)
-    ledger, issues = lint(parsed, lines)
+    ledger, lines, issues = lint_path(scenario)
     traces = list(traces)
-    if traces and not any(i.level == "error" for i in issues):
+    if traces and ledger is not None and not any(i.level == "error" for i in issues):
         issues += lint_confirmations(ledger, traces, lines)
     return issues
 

@@ -38,6 +38,8 @@ def grade(
         "[tool.judge].on_judge_error."),
     allow_draft: bool = typer.Option(False, "--allow-draft", help="Grade a scenario still marked `draft: true` "
                                      "(one `judge draft` proposed and no one has reviewed)."),
+    no_log: bool = typer.Option(False, "--no-log", help="Do not keep this grade in the run log (.judge/runs/, "
+                                "[tool.judge] log_dir; `judge runs list`)."),
 ) -> None:
     """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input,
     usage or configuration; 3: no run failed but one is inconclusive; 4: internal error."""
@@ -60,6 +62,10 @@ def grade(
         write_output(html, grade_page(result), inputs)
     if not quiet:
         render.render_terminal(result, console())
+    if not no_log:
+        from judge.cli.runs import log_run
+
+        log_run(result, config, quiet=quiet)
     raise typer.Exit(session.exit_code(result))
 
 
@@ -69,16 +75,20 @@ def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check."
                                                            "also warn when a confirm phrase of an `authorised` "
                                                            "rule sits in the user message that states its key.")
              ) -> None:
-    """Report every fixture error (exit 2) and warn about safety-critical keys no rule guards (and,
+    """Report every format and fixture error (exit 2) and warn about safety-critical keys no rule guards (and,
     given traces, about confirm phrases in the message that states a guarded key); on a draft
     (`draft: true`), list what its reviewer should check."""
     from judge.api import lint_file
     from judge.draft import review_notes
+    from judge.errors import FixtureError
 
     out = console()
     issues = lint_file(scenario, traces or ())
     errors = [i for i in issues if i.level == "error"]
-    issues += review_notes(scenario)  # none unless the file is an unreviewed draft
+    try:
+        issues += review_notes(scenario)  # none unless the file is an unreviewed draft
+    except FixtureError:
+        pass  # a file that breaks its format: the errors above come first
     for issue in issues:
         colour = {"error": "red", "warning": "yellow"}.get(issue.level, "cyan")
         out.print(Text.assemble((f"{issue.level}: ", colour), issue.render(str(scenario))), soft_wrap=True)

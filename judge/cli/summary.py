@@ -124,7 +124,8 @@ def summary_eval_command(
     out_path: Optional[Path] = typer.Option(None, "--out", help="Where --fit writes (default: the packaged "
                                             "judge/summaries/thresholds.json)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the measurements here."),
-    model: str = typer.Option("all-MiniLM-L6-v2", "--model", help="Sentence-transformers model."),
+    model: str = typer.Option("all-MiniLM-L6-v2", "--model", help="Sentence-transformers model of the "
+                              "semantic layer; `none` for the phrase layer only (as in audit-summary)."),
 ) -> None:
     """Measure each layer of the summary audit on labelled summaries (precision and recall per finding
     type, train and held-out test split); with --fit, learn the semantic thresholds first."""
@@ -137,9 +138,12 @@ def summary_eval_command(
 
     _offline_env()
     refuse_overwriting_inputs([out_path, json_path], [labels])
-    with Activity(True):
-        embedder = load_embedding_model(model)
-    report = summary_eval.evaluate(labels, embedder, fit=fit, model_name=model, out=out_path or THRESHOLDS_FILE)
+    phrase_only = model.strip().lower() == "none"
+    if phrase_only and fit:
+        raise UsageError("--fit learns the semantic layer's thresholds: it needs a --model, not `none`")
+    with Activity(not phrase_only):
+        loaded = None if phrase_only else load_embedding_model(model)
+    report = summary_eval.evaluate(labels, loaded, fit=fit, model_name=model, out=out_path or THRESHOLDS_FILE)
     if json_path is not None:
         _write(json_path, json.dumps(report, indent=2) + "\n", [labels])
     out, _ = _consoles()

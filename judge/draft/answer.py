@@ -12,6 +12,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator, model_validator
 
+from judge.errors import with_article
+
 ENTRY_CLASSES = ("goal", "constraint", "permission", "fact", "completion", "uncertainty")
 SENSITIVITIES = ("normal", "costly", "safety-critical")
 DELTA_OPS = ("set", "revoke", "complete")
@@ -45,7 +47,7 @@ class _RuleBase(_Cited):
     def _fields_of_the_check(self) -> _RuleBase:
         check = self.check
         if check in NEEDS_TOOL and self.tool is None:
-            raise ValueError(f"a {check} rule needs `tool`")
+            raise ValueError(f"{with_article(check)} rule needs `tool`")
         if check == "scope" and (not self.arg or not self.values):
             raise ValueError("a scope rule needs `arg` and the allowed `values`")
         return self

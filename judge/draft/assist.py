@@ -21,7 +21,7 @@ from judge.config import JudgeConfig, load_judge_config, resolve_api_key
 from judge.draft.answer import answer_model
 from judge.draft.items import Draft
 from judge.draft.source import Conversation
-from judge.errors import ConfigError
+from judge.errors import ConfigError, with_article
 from judge.judges.cache import VerdictCache, request_key
 from judge.prompts import Prompt, load_prompt
 
@@ -70,7 +70,7 @@ class DraftAssistant:
 
     def __init__(self, config: JudgeConfig, *, cache: VerdictCache | None = None, prompt: Prompt | None = None) -> None:
         if config.backend != "llm" or not config.model:
-            raise ConfigError(f"judge {config.name!r} is a {config.backend!r} judge: `judge draft --judge` needs an "
+            raise ConfigError(f"judge {config.name!r} is {with_article(repr(config.backend))} judge: `judge draft --judge` needs an "
                               "llm judge (the offline drafter runs without one)")
         self.config = config
         self.prompt = prompt or load_prompt(str(config.options.get("draft_prompt", DEFAULT_PROMPT)))

@@ -19,6 +19,7 @@ from judge.draft.items import DeltaItem, Draft, Entry, Evidence, RuleItem
 from judge.draft.lexicon import content_words
 from judge.draft.rules import CONFIRM_PHRASES
 from judge.draft.source import Conversation
+from judge.errors import with_article
 from judge.model import Rule
 
 _RULE = TypeAdapter(Rule)
@@ -123,7 +124,7 @@ def _rules(draft: Draft, proposals: list[Any], evidence_of, conv: Conversation) 
                                f"({exc.errors()[0]['msg']}): not added")
             continue
         if draft.entry(p.key) is None:
-            draft.notes.append(f"the model proposes a {p.check} rule on {p.key!r}, a key the draft does not have: "
+            draft.notes.append(f"the model proposes {with_article(p.check)} rule on {p.key!r}, a key the draft does not have: "
                                "not added")
             continue
         candidate = RuleItem(data=data, evidence=[evidence], origin="model",

@@ -5,7 +5,8 @@
   that needs review.
 - **inconclusive** (when not failed): a key only a judge could decide ended `judge-error` (unless
   `on_judge_error = "ignore"`), or a safety-critical key is `flagged` (a judge that is not binding
-  said violated where no rule guards it). An inconclusive run is never eligible for release.
+  said violated where no rule guards it), or the trace has a run header and no events (nothing was
+  graded). An inconclusive run is never eligible for release.
 - **pass** otherwise.
 
 Exit codes (every grading command, the service's X-Judge-Exit-Code): 0 pass, 1 fail, 2 bad input,
@@ -21,6 +22,7 @@ from judge.model import Finding, Outcome, RunReport
 
 EXIT_PASS, EXIT_FAIL, EXIT_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL = 0, 1, 2, 3, 4
 REVIEW_FAILS = 'findings need human review ([tool.judge] review = "fail")'
+NO_EVENTS = "the trace has a run header and no events: there is nothing to grade"
 
 
 def _why_inconclusive(findings: list[Finding], on_judge_error: str) -> list[str]:
@@ -54,7 +56,7 @@ def settle(run: RunReport, *, floor: float = 1.0, on_judge_error: str = "inconcl
                                               if floor < 1.0 else ""))
     if review == "fail" and any(f.needs_review for f in findings):
         failing.append(REVIEW_FAILS)
-    undecided = _why_inconclusive(findings, on_judge_error)
+    undecided = _why_inconclusive(findings, on_judge_error) + ([NO_EVENTS] if run.events == 0 else [])
     outcome: Outcome = "fail" if failing else "inconclusive" if undecided else "pass"
     run.outcome = outcome
     run.outcome_reasons = failing + undecided if failing else undecided

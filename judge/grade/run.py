@@ -71,8 +71,9 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
     reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=hook)
     acc = RunAccumulator()
     summaries: list = []
+    unknown: dict[str, str] = {}
     count = stream_windows(reader, ledger, rules, judge is not None, lambda w: acc.close(close_paths(w)),
-                            summaries)
+                            summaries, unknown)
     keys_by_window = [window_keys(w, ledger, rules) for w in acc.windows]
     if judge is not None:
         requests = [(w, _judge_request(w, keys, ledger, reader.header))
@@ -83,6 +84,8 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
     audits = audit_run_summaries(ledger, summaries, judge, reader.header)
     add_summary_findings(checkpoints, acc.windows, summary_violations(audits), binding=binding)
     report = _run_report(reader, ledger, rules, checkpoints, acc, count, floor, name)
+    report.warnings += [f"state-write of key {key!r} at {event}: the ledger has no such key (a typo, or an entry to "
+                        "add to the scenario); no rule or judge checks it" for key, event in unknown.items()]
     report.cost.judge_errors = sum(answer_errors(w, keys) for w, keys in zip(acc.windows, keys_by_window))
     if audits:
         report.summaries = [a.model_dump(mode="json", by_alias=True) for a in audits]

@@ -167,8 +167,33 @@ def load_scenario(path: str | Path) -> tuple[Scenario, dict[Loc, int]]:
     return validate_scenario(data, str(path), lines), lines
 
 
+class ScenarioFormatError(FixtureError):
+    """A scenario that breaks its format: the first problem is the message (file, line, field);
+    `problems` holds every one pydantic found, as (message, line, field)."""
+
+    def __init__(self, problems: list[tuple[str, int | None, str]], *, file: str) -> None:
+        message, line, field = problems[0]
+        super().__init__(message, file=file, line=line, field=field)
+        self.problems = problems
+
+
+def format_problems(exc: ValidationError, lines: dict[Loc, int] | None = None) -> list[tuple[str, int | None, str]]:
+    """Every error of a scenario's validation as (message, line, dotted field), in file order."""
+    out = []
+    for err in exc.errors():
+        loc = model_loc(tuple(err["loc"]))
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif err["type"] == "literal_error":
+            message = f"{err['msg']} (got {err.get('input')!r})"
+        out.append((message, line_of(lines or {}, loc), dotted(loc)))
+    return list(dict.fromkeys(out))
+
+
 def validate_scenario(data: dict[str, Any], name: str, lines: dict[Loc, int] | None = None) -> Scenario:
-    """The Scenario model of parsed data; a FixtureError names the file, line (when known) and field."""
+    """The Scenario model of parsed data; a ScenarioFormatError names the file, line (when known) and
+    field of the first problem and carries every other one (a FixtureError for data nested too deep)."""
     for key, value in data.items():
         try:
             check_depth(value, MAX_DEPTH - 1)
@@ -177,14 +202,7 @@ def validate_scenario(data: dict[str, Any], name: str, lines: dict[Loc, int] | N
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = model_loc(tuple(err["loc"]))
-        message = err["msg"]
-        if err["type"] == "extra_forbidden":
-            message = "unknown field"
-        elif err["type"] == "literal_error":
-            message = f"{err['msg']} (got {err.get('input')!r})"
-        raise FixtureError(message, file=name, line=line_of(lines or {}, loc), field=dotted(loc)) from None
+        raise ScenarioFormatError(format_problems(exc, lines), file=name) from None
 
 
 def model_loc(loc: Loc) -> Loc:

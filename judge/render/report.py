@@ -13,6 +13,8 @@ from rich.text import Text
 from judge.model import Finding, GradeReport, RunReport
 from judge.render import style
 from judge.render.style import STATUS_STYLE, VERDICT_STYLE
+from judge.render.fingerprint import judge_label as _judge_label
+from judge.render.fingerprint import judge_trust as _judge_trust
 
 
 def to_json(report: GradeReport) -> str:
@@ -176,25 +178,6 @@ def _tally(report: GradeReport) -> str:
     passed = sum(r.passed for r in report.runs)
     undecided = sum(r.outcome == "inconclusive" for r in report.runs)
     return f"{passed}/{len(report.runs)} runs passed" + (f", {undecided} inconclusive" if undecided else "")
-
-
-def _judge_label(judge: dict | None) -> str:
-    if not judge:
-        return "none (deterministic checks only)"
-    bits = [str(judge.get(k)) for k in ("name", "backend", "model") if judge.get(k)]
-    prompt = judge.get("prompt")
-    if isinstance(prompt, dict) and prompt.get("id"):
-        bits.append(f"{prompt['id']}@{prompt.get('version')}")
-    elif prompt:
-        bits.append(str(prompt))
-    if "binding" in judge:
-        bits.append(f"({'binding' if judge['binding'] else 'advisory'})")
-    return " ".join(bits)
-
-
-def _judge_trust(judge: dict | None) -> str | None:
-    """Why the judge was binding or not, for the reports that have room for it."""
-    return judge.get("binding_reason") if judge else None
 
 
 def to_junit(report: GradeReport) -> str:

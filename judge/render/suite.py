@@ -10,6 +10,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from judge.render import style
+from judge.render.fingerprint import judge_label as _judge_label
 from judge.suite.result import Comparison, ScenarioResult, Signature, SuiteReport
 
 STATUS_STYLE = {"passed": "green", "failed": "bold red", "vetoed": "bold white on red", "error": "magenta",
@@ -33,15 +34,6 @@ def _ci(s: ScenarioResult) -> str:
 def _sig_label(g: Signature) -> str:
     where = f"{g.key} @ turn {g.turn}" if g.key is not None else "-"
     return f"{where}  {g.consequence}"
-
-
-def _judge_label(judge: dict | None) -> str:
-    if not judge:
-        return "none (deterministic checks only)"
-    label = " ".join(str(judge[k]) for k in ("name", "backend", "model") if judge.get(k))
-    if "binding" in judge:
-        label += f" ({'binding' if judge['binding'] else 'advisory'})"
-    return label
 
 
 def render_terminal(report: SuiteReport, console: Console) -> None:

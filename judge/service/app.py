@@ -3,7 +3,7 @@ runs it with uvicorn.
 
 Endpoints: `POST /v1/grade` (the report `judge grade --json` writes), `POST /v1/audit-summary` (the
 summary audit of `judge audit-summary --json`), `GET /v1/judges`, `GET /v1/schema[/{name}]`, `GET /healthz`, the
-OpenAPI docs at `/docs`, and the review page at `/review` (judge/review_web.py).
+OpenAPI docs at `/docs` and `/redoc` (served from the fastapi-offline package's files: no CDN), and the review page at `/review` (judge/review_web.py).
 
 Errors a client causes are JSON `{"detail": "<one line>"}` whose text is the CLI's message for the
 same input (file, line, field): 422 for bad content, 401 without the token, 404 for an unknown
@@ -70,7 +70,11 @@ def create_app(*, reports_dir: str | Path | None = None, labels_path: str | Path
         from_env = [h.strip() for h in os.environ.get(HOSTS_ENV, "").split(",") if h.strip()]
         allowed_hosts = from_env or LOOPBACK_HOSTS
 
-    app = FastAPI(title="judge", version=__version__,
+    from fastapi_offline import FastAPIOffline
+
+    # FastAPIOffline: a FastAPI app whose /docs (Swagger UI) and /redoc load their scripts from files
+    # the fastapi-offline package ships, served by the app itself: they work with no network.
+    app = FastAPIOffline(title="judge", version=__version__, static_url="/docs/assets",
                   summary="Grade multi-turn agent runs for state drift against a reviewed ledger.",
                   description="The JSON report of `POST /v1/grade` is the one `judge grade --json` "
                               "writes. Send `Authorization: Bearer <token>` when the server runs "

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Literal
 
 from pydantic import Field
 
-from judge.errors import JudgeInputError
+from judge.errors import JudgeInputError, with_article
 from judge.ledger import ExpectedLedger
 from judge.model import EntryClass, Event, Sensitivity, Strict, SummaryEvent, SummaryPhrasesRule
 from judge.summaries.semantic import AuditEntry, Thresholds
@@ -321,7 +321,7 @@ def summary_events_of(trace: str | Path, ledger: ExpectedLedger, event_id: str |
         if not chosen:
             raise JudgeInputError(f"no event with id {event_id!r}", file=str(trace), field="id")
         if not isinstance(chosen[0], SummaryEvent):
-            raise JudgeInputError(f"event {event_id!r} is a {chosen[0].kind!r} event, not a summary",
+            raise JudgeInputError(f"event {event_id!r} is {with_article(repr(chosen[0].kind))} event, not a summary",
                                   file=str(trace), field="kind")
         return [chosen[0]]
     found = [e for e in events if isinstance(e, SummaryEvent)]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from judge.config import JudgeConfig
-from judge.errors import ConfigError
+from judge.errors import ConfigError, with_article
 from judge.judges.base import LedgerRow
 from judge.judges.cache import VerdictCache, request_key
 from judge.model import SummaryEvent
@@ -51,7 +51,7 @@ class SummaryJudge:
     def __init__(self, config: JudgeConfig, *, cache: VerdictCache | None = None,
                  prompt: Prompt | None = None) -> None:
         if config.backend != "llm" or not config.model:
-            raise ConfigError(f"judge {config.name!r} is a {config.backend!r} judge: the summary audit's "
+            raise ConfigError(f"judge {config.name!r} is {with_article(repr(config.backend))} judge: the summary audit's "
                               "judge layer needs an llm judge (the offline `local` judge is the semantic layer)")
         self.config = config
         self.prompt = prompt or load_prompt(str(config.options.get("summary_prompt", DEFAULT_PROMPT)))
