@@ -77,6 +77,14 @@ def test_every_option_has_help_and_every_command_an_example(path, command):
                 assert (REPO / word).exists(), f"the example of judge {' '.join(path)} names {word}, which is not here"
 
 
+def test_the_walk_covers_every_command_main_registers():
+    """The conventions hold for every command, the ones added since (init, runs, config) included."""
+    walked = {" ".join(p) for p, _ in LEAVES}
+    assert {"init", "runs list", "runs diff", "config show", "config check", "grade", "suite", "view",
+            "lint", "prompts list", "import otel"} <= walked
+    assert {"runs", "config", "prompts", "import"} <= {" ".join(p) for p, c in COMMANDS if hasattr(c, "commands")}
+
+
 def test_version():
     for flag in ("--version", "-V"):
         result = CliRunner().invoke(app, [flag])

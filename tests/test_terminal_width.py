@@ -63,8 +63,8 @@ def test_the_stacked_layout_puts_each_note_under_its_finding():
     assert lines[at + 3].startswith(" " * 18), "the note sits under the finding, not under the key"
 
 
-def _cli(width: str | None, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+def _cli(width: str | None, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {**{k: v for k, v in os.environ.items() if k != "COLUMNS"}, **(env or {})}
     if width is not None:
         env["COLUMNS"] = width
     return subprocess.run([sys.executable, "-c", "from judge.cli import main; main()", *args], capture_output=True,
@@ -110,3 +110,29 @@ def test_other_tables_fit_eighty_columns(args):
     done = _cli("80", *args)
     assert done.stdout and max(len(line.rstrip()) for line in done.stdout.splitlines()) <= 80, done.stdout
     assert "…" not in done.stdout, "nothing cut short"
+
+
+def test_the_run_log_and_the_configuration_fit_eighty_columns(tmp_path):
+    """`judge runs list`, `judge runs diff` and `judge config show|check` in the house style: at 80
+    columns nothing is cut, every column is still there (stacked), and the diff still names the rule."""
+    env = {"JUDGE_LOG_DIR": str(tmp_path / "runs")}
+    for trace in ("clean.jsonl", "drift.jsonl"):
+        _cli("100", "grade", str(TOUR / "scenario.yaml"), str(TOUR / trace), "--judge", "none", "-q", env=env)
+    for args, code in ((["runs", "list"], 0), (["runs", "diff", "previous", "latest"], 1),
+                       (["config", "show"], 0), (["config", "check"], 0)):
+        done = _cli("80", *args, env=env)
+        assert done.returncode == code, done.stdout + done.stderr
+        lines = done.stdout.splitlines()
+        assert lines and max(len(line.rstrip()) for line in lines) <= 80, done.stdout
+        assert "…" not in done.stdout, f"judge {' '.join(args)}: nothing cut short"
+        if args[0] == "runs" and args[1] == "list":
+            assert all(word in done.stdout for word in ("outcome fail", "quality", "judge none", "tour"))
+        if args[1] == "diff":
+            assert re.search(r"python\s+e6\s+\d+\s+superseded-value:python", done.stdout), done.stdout
+
+
+def test_one_table_style_every_command_builds_its_tables_with_judge_render_style():
+    """No module but judge/render/style.py makes a rich Table: every command's tables are house tables."""
+    offenders = [str(p.relative_to(REPO)) for p in (REPO / "judge").rglob("*.py")
+                 if p.name != "style.py" and re.search(r"(?<![\w.])Table\(|\bTable\.grid\(", p.read_text("utf-8"))]
+    assert offenders == []

@@ -5,7 +5,8 @@
   PATH`, `--jobs INTEGER`, `--on-judge-error [inconclusive|ignore]` (typer would print
   `{scenario}`, `<list[Path]>`, `<str>`);
 - a short example under each command's help (its epilog: `EXAMPLES` below, unless the command
-  sets its own), run from the repository's root on files that are there.
+  sets its own: `epilog="Example: judge ..."` is shown the same way), run from the repository's
+  root on files that are there.
 
 tests/test_cli_conventions.py walks every command's help and holds these (and that every option
 has help text). A new command adds its example to EXAMPLES, or passes `epilog=` when registering.
@@ -61,6 +62,15 @@ TYPES = {int: "INTEGER", float: "NUMBER", str: "TEXT", bool: "BOOLEAN"}
 def epilog(lines: list[str]) -> str:
     """An example block that click prints as written (`\\b`: no rewrapping)."""
     return "\b\n" + EXAMPLE_HEADING + "\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def as_example_block(text: str) -> str:
+    """A command's own `epilog="Example: judge ..."` (one example a line) as the example block, so
+    that click does not rewrap it; an epilog that is no example is left as it is."""
+    if text.startswith("\b") or not text.startswith(EXAMPLE_HEADING):
+        return text
+    lines = [line.strip() for line in text[len(EXAMPLE_HEADING):].splitlines() if line.strip()]
+    return epilog(lines) if lines else text
 
 
 def _descriptor(param: Any) -> Any:
@@ -173,6 +183,8 @@ def apply_conventions(app: typer.Typer, prefix: str = "") -> None:
         example = EXAMPLES.get(f"{prefix}{name}")
         if command.epilog is None and example:
             command.epilog = epilog(example)
+        elif command.epilog:
+            command.epilog = as_example_block(command.epilog)
     for group in app.registered_groups:
         sub = group.typer_instance
         if sub is not None:

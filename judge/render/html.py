@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from judge.model import GradeReport, RunReport
+from judge.render.fingerprint import judge_label
 from judge.render.report import divergence_text, run_status, veto_text
 from judge.review.timeline import EventView, Limits, Timeline, run_timeline
 
@@ -131,16 +132,12 @@ def _page(template: str, title: str, **context: Any) -> str:
 
 
 def _judge_view(judge: dict[str, Any] | None) -> dict[str, Any]:
+    """The judge as every report names it (judge.render.fingerprint); binding or advisory is a tag."""
     if not judge:
-        return {"label": "none (deterministic checks only)", "binding": None, "reason": None, "record": None}
-    bits = [str(judge[k]) for k in ("name", "backend", "model") if judge.get(k)]
-    prompt = judge.get("prompt")
-    if isinstance(prompt, dict) and prompt.get("id"):
-        bits.append(f"{prompt['id']}@{prompt.get('version')}")
-    elif isinstance(prompt, str):
-        bits.append(prompt)
-    return {"label": " ".join(bits) or "judge", "binding": judge.get("binding"), "authority": judge.get("authority"),
-            "reason": judge.get("binding_reason"), "record": _relative(judge.get("calibration_record"))}
+        return {"label": judge_label(None), "binding": None, "reason": None, "record": None}
+    return {"label": judge_label({k: v for k, v in judge.items() if k != "binding"}), "binding": judge.get("binding"),
+            "authority": judge.get("authority"), "reason": judge.get("binding_reason"),
+            "record": _relative(judge.get("calibration_record"))}
 
 
 def _relative(path: str | None) -> str | None:

@@ -1,5 +1,6 @@
 """The one table style of every terminal report (grade, suite, ledger, calibrate, compare, estimate,
-agreement, prompts list, audit-summary, import summaries), and the colours they share.
+agreement, prompts list, audit-summary, import summaries, runs list|diff, config show), and the colours
+they share.
 
 A house table (`table`) has no box, a bold header, no padding at its edges and a left-aligned bold
 title. Its last column may be a *note* (evidence, detail, why): the one column that wraps. `render`
