@@ -176,9 +176,9 @@ def test_the_suite_page_shows_the_release_and_each_runs_findings(tmp_path):
     assert '<span class="tag tag-veto">veto</span>' in plain
 
 
-def _judge(*args: str) -> subprocess.CompletedProcess:
+def _judge(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", "from judge.cli import main; main()", *args],
-                          capture_output=True, text=True, cwd=REPO)
+                          capture_output=True, text=True, cwd=cwd, env=env)
 
 
 def test_judge_grade_html_writes_the_page_and_never_over_an_input(tmp_path):
@@ -223,3 +223,35 @@ def test_judge_view_refuses_any_host_but_loopback_and_a_missing_folder(tmp_path)
     assert beyond.returncode == 2 and "judge view listens on loopback only" in beyond.stderr
     missing = _judge("view", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "no such folder" in missing.stderr
+
+
+def test_judge_view_serves_the_run_log_with_each_runs_trace(tmp_path):
+    """A project's grades, kept in its run log (.judge/runs/), viewed from anywhere: the page finds the
+    trace the report names relative to the project, two folders above the report."""
+    import os
+    import shutil
+
+    from fastapi.testclient import TestClient
+
+    from judge.service.viewer import create_viewer_app
+
+    project = tmp_path / "project"
+    (project / "traces").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'agent'\n")
+    shutil.copy(TOUR / "scenario.yaml", project / "scenario.yaml")
+    shutil.copy(TOUR / "drift.jsonl", project / "traces" / "drift.jsonl")
+    env = {k: v for k, v in os.environ.items() if k != "JUDGE_LOG_DIR"}  # the project's own run log
+    graded = _judge("grade", "scenario.yaml", "traces/drift.jsonl", "--judge", "none", "-q", cwd=project, env=env)
+    assert graded.returncode == 1, graded.stderr
+    [logged] = (project / ".judge" / "runs").glob("*.json")
+    client = TestClient(create_viewer_app(project / ".judge" / "runs"), base_url="http://127.0.0.1")
+    assert f'href="/report/{logged.name}"' in client.get("/").text
+    page = client.get(f"/report/{logged.name}").text
+    assert "editable_paths violated at e8 (turn 3, rule scope:editable_paths)" in page
+    assert re.search(r'<li id="r0-e\d+" class="event [^"]*is-pinned[^"]*" data-event="e8">', page), \
+        "the trace was found: the vetoing finding is pinned to its event"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "pyproject.toml").write_text("")
+    none_yet = _judge("view", cwd=empty, env=env)
+    assert none_yet.returncode == 2 and "no runs logged here yet" in none_yet.stderr

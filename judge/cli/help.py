@@ -38,7 +38,7 @@ EXAMPLES: dict[str, list[str]] = {
     "serve": ["judge serve --reports out/reports --labels out/review.jsonl"],
     "suite": ["judge suite examples/suite/suite.yaml --suite nightly --judge none --html suite.html"],
     "slice": ["judge slice report.json --run checkout-firefox-r06 -o slice/"],
-    "view": ["judge view out/reports --open"],
+    "view": ["judge view --open", "judge view out/reports"],
     "audit-summary": ["judge audit-summary examples/account-twice/scenario.yaml "
                       "--trace examples/account-twice/drift.jsonl"],
     "continue": ["judge continue examples/account-twice/scenario.yaml examples/account-twice/drift.jsonl "

@@ -1,5 +1,6 @@
-"""`judge view DIR`: serve, on loopback only, an index of every grade and suite report under a folder,
-each rendered as the page `judge grade --html` writes (judge.service.viewer).
+"""`judge view [DIR]`: serve, on loopback only, an index of every grade and suite report under a folder
+(default: the run log, .judge/runs/), each rendered as the page `judge grade --html` writes
+(judge.service.viewer).
 
 Exit codes: 0 when stopped (Ctrl-C); 2 for a folder that does not exist or a host beyond loopback
 (reports hold trace text: `judge view` never serves them to the network).
@@ -10,6 +11,7 @@ from __future__ import annotations
 import socket
 import threading
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -40,16 +42,26 @@ def _bind(host: str, port: int) -> socket.socket:
 
 @user_errors
 def view_cmd(
-    folder: Path = typer.Argument(..., help="Folder of JSON reports (`judge grade --json`, `judge suite --json`), "
-                                  "searched recursively."),
+    folder: Optional[Path] = typer.Argument(None, help="Folder of JSON reports (`judge grade --json`, `judge suite "
+                                            "--json`), searched recursively (default: the run log, .judge/runs/)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Loopback address to listen on (127.0.0.1, ::1 or "
                              "localhost); any other is refused."),
     port: int = typer.Option(8322, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
     open_browser: bool = typer.Option(False, "--open", help="Open the index in the default web browser."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help="A TOML file holding a "
+                                          "[tool.judge] table, for the run log's folder (log_dir)."),
 ) -> None:
     """Serve an index of every report under FOLDER on loopback, each opened as the page `judge grade
-    --html` writes; its traces are read (redacted) from beside the reports. Ctrl-C stops it."""
+    --html` writes; its traces are read (redacted) from beside the reports. Without FOLDER: the run
+    log, every grade kept (`judge runs list`). Ctrl-C stops it."""
     check_view_host(host)
+    if folder is None:
+        from judge.config import run_log_dir
+
+        folder = run_log_dir(config_file=config)[0]
+        if not folder.is_dir():
+            raise UsageError("no runs logged here yet (every `judge grade` adds one; or name a folder of "
+                             "reports)", file=str(folder))
     if not folder.is_dir():
         raise UsageError("no such folder", file=str(folder))
     sock = _bind(host, port)

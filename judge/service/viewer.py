@@ -109,7 +109,9 @@ class ReportFolder:
         entry = next((e for e in self.scan() if e.rel == rel and e.report is not None), None)
         if entry is None:
             return None
-        places = [entry.path.parent, entry.path.parent.parent, self.folder]
+        # Beside the report and up to two folders above it: a run log's report (.judge/runs/x.json)
+        # names its traces relative to the project folder it was graded in.
+        places = [entry.path.parent, *list(entry.path.parent.parents)[:2], self.folder]
         if isinstance(entry.report, SuiteReport):
             manifest = Path(entry.report.manifest)
             places.insert(0, manifest.parent if manifest.is_absolute() else Path.cwd() / manifest.parent)
