@@ -28,7 +28,7 @@ def render_settings(settings: list[Setting], console: Console) -> None:
 
 def _indented(console: Console, text: Text) -> None:
     """A line under a judge's name, wrapped lines indented as the first."""
-    console.print(Padding(text, (0, 0, 0, 2)))
+    console.print(Padding(text, (0, 0, 0, 2), expand=False))
 
 
 def render_checks(checks: list[JudgeCheck], console: Console) -> None:

@@ -154,7 +154,7 @@ def render_run(run: RunReport, console: Console) -> None:
 
 def _said(console: Console, *parts, look: str = "") -> None:
     """A line under a run, indented by two; wrapped lines keep the indent (the text is never markup)."""
-    console.print(Padding(Text.assemble(*parts, style=look), (0, 0, 0, 2)))
+    console.print(Padding(Text.assemble(*parts, style=look), (0, 0, 0, 2), expand=False))
 
 
 def _span(ids: list[str]) -> str:

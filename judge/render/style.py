@@ -109,6 +109,6 @@ def render(console: Console, t: Table) -> None:
         pairs = [Text.assemble((f"{_plain(c.header)} ", "dim"), cell if isinstance(cell, Text) else Text(str(cell)))
                  for c, cell in zip(fields, cells[1:1 + len(fields)]) if _plain(cell) != ""]
         if pairs:
-            console.print(Padding(Text(" · ").join(pairs), (0, 0, 0, 2)))
+            console.print(Padding(Text(" · ").join(pairs), (0, 0, 0, 2), expand=False))
         if note is not None and _plain(cells[-1]):
-            console.print(Padding(cells[-1] if isinstance(cells[-1], Text) else Text(str(cells[-1])), (0, 0, 0, 2)))
+            console.print(Padding(cells[-1] if isinstance(cells[-1], Text) else Text(str(cells[-1])), (0, 0, 0, 2), expand=False))

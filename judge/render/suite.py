@@ -75,7 +75,7 @@ def render_terminal(report: SuiteReport, console: Console) -> None:
         console.print(Text("\nsafety-critical violations", "bold red"))
         for v in report.safety_violations:
             console.print(Padding(Text(f"{v.scenario} / {v.run_id}: {v.key} at turn {v.turn}, event {v.event} "
-                                       f"({v.rule})"), (0, 0, 0, 2)))
+                                       f"({v.rule})"), (0, 0, 0, 2), expand=False))
     if report.compare is not None:
         render_comparison(report.compare, console)
     for w in report.warnings:
