@@ -24,6 +24,7 @@ from judge.errors import JudgeInputError
 from judge.grade import GradeSession
 from judge.grade.provenance import input_file, package_versions, sha256_file, sha256_text
 from judge.ledger import line_of, load_ledger
+from judge.model import RunReport
 from judge.suite.manifest import discover_runs, load_manifest
 from judge.suite.part import PartRun, PartScenario, PartTiming, SuitePart, in_shard, merge_parts
 from judge.suite.result import RunResult, SafetyViolation, SuiteReport, decide, scenario_result, totals
@@ -39,6 +40,7 @@ class SuiteRun:
     grade_s: float = 0.0  # sum over runs of the time spent grading them, in the workers
     workers: int = 1
     worker_peak_rss_mb: dict[int, float] = field(default_factory=dict)
+    run_reports: dict[str, RunReport] = field(default_factory=dict)  # trace -> full report (keep_reports)
 
 
 def default_jobs() -> int:
@@ -162,19 +164,23 @@ def _plan(manifest_path: Path, suite: str | None, allow_draft: bool) -> _Plan:
 def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tuple[int, int] = (1, 1),
                judge_name: str | None = None, config_file: str | Path | None = None, jobs: int | None = None,
                progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
-               allow_draft: bool = False) -> tuple[SuitePart, SuiteRun]:
+               allow_draft: bool = False, keep_reports: bool = False) -> tuple[SuitePart, SuiteRun]:
     """Grade shard K of N of a suite (judge.suite.part: run i is shard (i mod N) + 1): its part, and
     how the grading went (the SuiteRun's report is left None). Arguments as `grade_suite`."""
     started = time.perf_counter()
     manifest_path = Path(manifest_path)
     plan = _plan(manifest_path, suite, allow_draft)
     spec, judge_object, fingerprint, stale, policy = _judge_spec(judge_name, config_file, on_judge_error)
-    spec = dataclasses.replace(spec, allow_draft=allow_draft)
+    spec = dataclasses.replace(spec, allow_draft=allow_draft, keep_reports=keep_reports)
     k, n = shard
     mine = [i for i in range(len(plan.tasks)) if in_shard(i, k, n)]
     jobs = max(1, min(jobs or default_jobs(), len(mine) or 1))
     out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
     raw = _run_pool([plan.tasks[i] for i in mine], spec, plan.ledgers, jobs, progress, out)
+    for r in raw:
+        full = r.pop("report", None)
+        if full is not None:
+            out.run_reports[r["trace"]] = RunReport.model_validate(full)
     runs = [PartRun(index=i, scenario=plan.tasks[i].scenario, result=_run_result(r)) for i, r in zip(mine, raw)]
     listing = json.dumps([[t.scenario, t.trace] for t in plan.tasks])
     part = SuitePart(
@@ -224,16 +230,18 @@ def report_of(part: SuitePart) -> SuiteReport:
 def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_name: str | None = None,
                 config_file: str | Path | None = None, jobs: int | None = None,
                 progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
-                allow_draft: bool = False) -> SuiteRun:
+                allow_draft: bool = False, keep_reports: bool = False) -> SuiteRun:
     """Grade every run of every scenario of `suite` (the only one when None) and decide the release.
 
     `judge_name` None grades with the deterministic checks only; an unreviewed draft scenario is
     refused unless `allow_draft`. `progress(done, total)` is called
-    as runs finish. Bad manifests, scenarios and judge names raise JudgeInputError; a bad trace
+    as runs finish. `keep_reports`: keep each run's full grade report in `SuiteRun.run_reports`
+    (a page of the suite shows each checkpoint's findings). Bad manifests, scenarios and judge names raise JudgeInputError; a bad trace
     does not: it becomes an `error` run of its scenario.
     """
     part, out = grade_part(manifest_path, suite, judge_name=judge_name, config_file=config_file, jobs=jobs,
-                           progress=progress, on_judge_error=on_judge_error, allow_draft=allow_draft)
+                           progress=progress, on_judge_error=on_judge_error, allow_draft=allow_draft,
+                           keep_reports=keep_reports)
     out.report = report_of(part)
     return out
 

@@ -28,7 +28,7 @@ import tempfile
 import threading
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from judge.errors import ConfigError
 
@@ -44,6 +44,20 @@ FEW_CORES = 4
 _loaded: dict[str, Any] = {}  # resolved model path or name -> SentenceTransformer
 _load_lock = threading.Lock()
 _threads: int | None = None  # configured torch threads; None: default_torch_threads()
+_observers: list[Callable[[str, str], None]] = []
+
+
+def observe_loading(callback: Callable[[str, str], None]) -> Callable[[], None]:
+    """Have `callback("start", model)` called before a model is read from disk and
+    `callback("done", model)` after (the command line shows a spinner meanwhile); returns the
+    function that stops it. The library itself shows nothing."""
+    _observers.append(callback)
+    return lambda: _observers.remove(callback) if callback in _observers else None
+
+
+def _notify(event: str, name: str) -> None:
+    for callback in list(_observers):
+        callback(event, name)
 
 
 class ModelIntegrityError(ConfigError):
@@ -206,13 +220,19 @@ def _apply_threads() -> None:
 
 def load_embedding_model(name_or_path: str = DEFAULT_MODEL) -> Any:
     """A SentenceTransformer on the CPU, loaded once per process per model (torch's threads set)."""
-    _apply_threads()
     # The bundled model is keyed by its folder, so a different JUDGE_CACHE_DIR is checked anew.
     key = f"bundled@{bundled_model_dir()}" if is_bundled(name_or_path) else name_or_path
     with _load_lock:
-        if key not in _loaded:
-            resolved = resolve_model(name_or_path)
-            _loaded[key] = _construct(resolved, name_or_path)
+        if key in _loaded:
+            _apply_threads()
+        else:
+            _notify("start", name_or_path)  # before torch's import too: that is most of the wait
+            try:
+                _apply_threads()
+                resolved = resolve_model(name_or_path)
+                _loaded[key] = _construct(resolved, name_or_path)
+            finally:
+                _notify("done", name_or_path)
         return _loaded[key]
 
 
