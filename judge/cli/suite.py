@@ -67,7 +67,7 @@ def suite_command(
     if shard is not None or out is not None:  # one shard of the suite, into a part (judge.cli.suite_merge)
         from judge.cli.suite_merge import grade_shard
 
-        grade_shard(manifest, shard, out, {"--json": json_path, "--junit": junit, "--md": md, "--compare": compare},
+        grade_shard(manifest, shard, out, {"--json": json_path, "--junit": junit, "--md": md, "--html": html, "--compare": compare},
                     quiet, suite=suite, judge_name=_default_judge(judge, config), config_file=config, jobs=jobs,
                     on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft)
     old = None
@@ -130,9 +130,10 @@ def slice_command(
     raise typer.Exit(1 if result.verified is False else 0)
 
 
-SUITE_EPILOG = ("Example: judge suite suite.yaml --judge none --junit suite.xml. In N jobs: judge suite "
-                "suite.yaml --shard K/N --out part-K.json in job K, then judge suite merge part-*.json "
-                "--junit suite.xml (same report, same exit code).")
+SUITE_EPILOG = ("Example:\n"
+                "judge suite examples/suite/suite.yaml --suite nightly --judge none --html suite.html\n"
+                "judge suite examples/suite/suite.yaml --judge none --shard 1/2 --out part-1.json\n"
+                "judge suite merge part-1.json part-2.json --junit suite.xml")
 
 
 def register(app: typer.Typer) -> None:

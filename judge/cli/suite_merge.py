@@ -12,16 +12,18 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 import typer
-from typer.core import TyperCommand
 
 from judge.cli.common import console as _out
 from judge.cli.common import refuse_overwriting_inputs
 from judge.cli.common import user_errors
 from judge.cli.common import write_output as _write
+from judge.cli.help import JudgeCommand, apply_conventions
 from judge.errors import JudgeInputError, UsageError
 
-MERGE_EPILOG = ("Example (each part from `judge suite suite.yaml --shard K/4 --out part-K.json`): "
-                "judge suite merge part-*.json --junit suite.xml --json suite.json")
+MERGE_EPILOG = ("Example:\n"
+                "judge suite examples/suite/suite.yaml --judge none --shard 1/2 --out part-1.json\n"
+                "judge suite examples/suite/suite.yaml --judge none --shard 2/2 --out part-2.json\n"
+                "judge suite merge part-1.json part-2.json --junit suite.xml --json suite.json")
 
 
 def grade_shard(manifest: Path, shard: Optional[str], out: Optional[Path], others: dict[str, Any], quiet: bool,
@@ -92,7 +94,7 @@ def merge_command(
     raise typer.Exit(exit_code(report))
 
 
-class SuiteCommand(TyperCommand):
+class SuiteCommand(JudgeCommand):
     """`judge suite MANIFEST ...` grades; `judge suite merge PARTS...` merges (a manifest named
     `merge` is given as ./merge)."""
 
@@ -110,4 +112,5 @@ class SuiteCommand(TyperCommand):
 def _merge_app() -> typer.Typer:
     app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
     app.command("merge", epilog=MERGE_EPILOG)(merge_command)
+    apply_conventions(app, "suite ")
     return app
