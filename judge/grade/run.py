@@ -24,10 +24,14 @@ from judge.trace import TraceReader
 
 
 def _ledger_rows(ledger: ExpectedLedger, turn: int) -> tuple[LedgerRow, ...]:
+    def completed_turn(key: str, status: str) -> int | None:
+        marks = [t for t in ledger.history(key).completed if t <= turn]
+        return marks[-1] if status == "completed" and marks else None
+
     return tuple(LedgerRow(key=e.key, class_=e.class_, value=e.value, status=e.status,
                            sensitivity=e.sensitivity, persistence=e.persistence,
                            source_turn=e.source_turn, superseded=e.superseded,
-                           description=e.description)
+                           description=e.description, completed_turn=completed_turn(e.key, e.status))
                  for e in ledger.expected_ledger_at(turn))
 
 

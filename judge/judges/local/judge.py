@@ -66,9 +66,9 @@ import time
 from typing import Any
 
 from judge.judges.base import JudgeRequest, JudgeResult, LedgerRow
-from judge.judges.local import claims, restrictions, values
+from judge.judges.local import claims, prohibited, restrictions, statements, values
 from judge.judges.local.decision import Decision, merge
-from judge.judges.local.slice_view import SliceView, entry_text, slice_units
+from judge.judges.local.slice_view import AGENT_TEXT, SliceView, entry_text, slice_units, summary_clauses
 from judge.model import JudgeFinding, JudgeVerdict
 from judge.text import cues, minilm
 
@@ -84,6 +84,7 @@ class EmbeddingJudge:
         self.model_name: str = getattr(config, "model", None) or minilm.DEFAULT_MODEL
         self.name: str = getattr(config, "name", None) or "local"
         self._model: Any = None
+        self._consistency: Any = None
         self._encode_lock = threading.Lock()  # one encode at a time: torch already uses all cores
 
     def fingerprint(self) -> dict[str, Any]:
@@ -111,6 +112,7 @@ class EmbeddingJudge:
         view = SliceView(events=request.events, units=slice_units(request.events))
         ledger = list(request.ledger)
         self._embed(view, asked, ledger)
+        self._restated(view, asked)
         findings = [self._finding(key, rows.get(key), view, ledger) for key in request.keys]
         return JudgeVerdict(findings=findings), len(view.units)
 
@@ -135,9 +137,18 @@ class EmbeddingJudge:
         long_values = {row.key: _long_values(row) for row in rows}
         queries = [entry_text(row) for row in rows]
         queries += [value for row in rows for value in long_values[row.key]]
+        clauses = summary_clauses(view.events)
         masks = value_masks(ledger)
-        texts = [cues.mask(text, masks) for text in [unit.text for unit in view.units] + queries]
+        texts = [cues.mask(text, masks) for text in [unit.text for unit in view.units] + queries
+                 + [clause for _, clause in clauses]]
         vectors = self._encode(texts)
+        if clauses:
+            vectors, clause_vectors = vectors[:-len(clauses)], vectors[-len(clauses):]
+            for row, vector in zip(rows, vectors[len(view.units):len(view.units) + len(rows)]):
+                best: dict[str, float] = {}
+                for (event_id, _), score in zip(clauses, (clause_vectors @ vector).tolist()):
+                    best[event_id] = max(best.get(event_id, -1.0), score)
+                view.summary_similarity[row.key] = best
         units, rest = vectors[:len(view.units)], vectors[len(view.units):]
         view.unit_vectors = units
         for row, vector in zip(rows, rest[:len(rows)]):
@@ -148,6 +159,36 @@ class EmbeddingJudge:
             for value in long_values[row.key]:
                 view.value_similarity[row.key][value] = (units @ rest[offset]).tolist()
                 offset += 1
+
+    def _restated(self, view: SliceView, rows: list[LedgerRow]) -> None:
+        """The fact-consistency model's verdict on every (sentence-valued entry, agent statement
+        restating it) pair of the slice, in one batch (judge.judges.local.statements)."""
+        from judge.text.restate import is_sentence, restating, statements
+
+        pairs = []
+        for row in rows:
+            if row.class_ == "completion" or row.status == "revoked" or not is_sentence(row.value):
+                continue
+            reference = cues.render(row.value)
+            for unit in view.units:
+                if unit.role == AGENT_TEXT:
+                    found = restating(reference, statements(unit.text))
+                    if found is not None:
+                        pairs.append((row.key, reference, unit, found))
+        if not pairs:
+            return
+        model = self.consistency()
+        verdicts = model.judge_pairs([p[1] for p in pairs], [p[3] for p in pairs], cache=model.cache())
+        for (key, _, unit, statement), verdict in zip(pairs, verdicts):
+            view.restated.setdefault(key, []).append((unit, statement, verdict))
+
+    def consistency(self) -> Any:
+        """The fact-consistency model (judge.text.consistency), embedding with this judge's MiniLM."""
+        if self._consistency is None:
+            from judge.text.consistency import ConsistencyModel
+
+            self._consistency = ConsistencyModel.load(embed=self._encode)
+        return self._consistency
 
     def _encode(self, texts: list[str]) -> Any:
         self.load()
@@ -164,8 +205,14 @@ def decide(row: LedgerRow, view: SliceView, ledger: list[LedgerRow]) -> Decision
     if row.class_ == "completion":
         facts = [other for other in ledger if other.class_ == "fact"]
         decisions.append(claims.completion_rule(row, view, facts))
-    if row.class_ in ("constraint", "permission"):
+    if row.class_ in ("constraint", "permission") or (row.class_ == "fact" and prohibited.parse(
+            cues.render(row.value))):
         decisions.append(restrictions.restriction_rule(row, view, ledger))
+    if row.class_ != "completion":
+        facts = [other for other in ledger if other.class_ == "fact"]
+        decisions.append(claims.related_claim_rule(row, view, facts))
+    decisions += [statements.intent_rule(row, view), statements.regressed_rule(row, view, ledger),
+                  statements.summary_rule(row, view), statements.restated_rule(row, view)]
     return merge(decisions) or restrictions.relatedness_rule(row, view)
 
 
