@@ -17,23 +17,31 @@ install: $(STAMP)
 # torch is pinned and installed first: pip takes the CPU build from local disk; an unpinned
 # torch (pulled in by sentence-transformers) would resolve a multi-GB CUDA build.
 $(STAMP): pyproject.toml constraints.txt
-	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	@echo "installing into $(VENV)/ (first run takes a few minutes)"
+	@test -x $(BIN)/python || { echo "install: creating the virtual environment $(VENV)/"; $(PY) -m venv $(VENV); }
+	@echo "install: into $(VENV)/ (pyproject.toml or constraints.txt changed; the first run takes a few minutes)"
+	@echo "install: 1/3 torch 2.13.0, the CPU build (pinned first: unpinned, pip would pick a multi-GB CUDA build)"
 	@$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "is ignored" || true
+	@echo "install: 2/3 judge (editable) and its dependencies at the versions in constraints.txt"
 	@$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]' 2>&1 | grep -v "is ignored" || true
+	@echo "install: 3/3 checking that judge, calibration and torch import"
 	@$(BIN)/python -c "import judge, calibration, torch; assert torch.__version__.startswith('2.13.0')"
 	@touch $(STAMP)
+	@echo "install: done; the CLI is $(BIN)/judge (or run \`. $(VENV)/bin/activate\` once, then \`judge\`)"
 
 # Grades every bundled example (a clean and a drifting run each); drifting runs exit 1 by design.
 DEMO_JUDGE ?= local
 demo: install
+	@echo "demo: grading every example in examples/, a clean and a drifting run each, with the '$(DEMO_JUDGE)' judge."
+	@echo "demo: the drifting runs exit 1 by design: each '(exit code 1)' below is a drift caught, not a failure of the demo."
+	@echo
 	@for d in examples/*/; do \
 	  if [ -f "$$d/scenario.yaml" ]; then \
 	    echo "== $$d"; \
 	    $(BIN)/judge grade "$$d/scenario.yaml" "$$d/clean.jsonl" "$$d/drift.jsonl" --judge $(DEMO_JUDGE); \
-	    echo "(exit code $$?)"; echo; \
+	    code=$$?; echo "(exit code $$code$$([ $$code = 1 ] && echo ': the drifting run was caught, as designed'))"; echo; \
 	  fi; \
 	done
+	@echo "demo: done. Next: .venv/bin/judge init my-agent (a scenario and runs of your own to start from)"
 
 test: install
 	@$(BIN)/python -m pytest

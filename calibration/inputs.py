@@ -68,12 +68,30 @@ def _jsonl_files(path: Path) -> list[Path]:
     raise CalibrationInputError("no such file or folder", file=str(path))
 
 
-def _parse_lines(file: Path, model: type[RecordT]) -> Iterator[RecordT]:
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a labels or verdicts file is read whole: /dev/zero is refused
+
+
+def _read_text(file: Path) -> str:
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CalibrationInputError(f"cannot read: {exc}", file=str(file)) from exc
-    for number, line in enumerate(text.splitlines(), start=1):
+        with file.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise CalibrationInputError(f"cannot read: {exc.strerror or exc}", file=str(file)) from None
+    if b"\x00" in data[:8192]:
+        raise CalibrationInputError("binary file, expected JSONL text", file=str(file))
+    if len(data) > MAX_FILE_BYTES:
+        raise CalibrationInputError(f"larger than the limit of {MAX_FILE_BYTES >> 20} MB", file=str(file))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CalibrationInputError(f"not UTF-8 text (byte {exc.start})", file=str(file)) from None
+
+
+def _parse_lines(file: Path, model: type[RecordT]) -> Iterator[RecordT]:
+    text = _read_text(file)
+    # Split on "\n" only: JSON may hold U+2028, U+2029 or U+0085 raw inside a string (a note), and
+    # str.splitlines would cut the record there.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

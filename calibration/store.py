@@ -71,7 +71,7 @@ def stale_reasons(record: CalibrationRecord, fingerprint: Fingerprint,
                   labels_sha256: str | None = None) -> list[str]:
     """What changed since `record` was made, one sentence each (empty: the record still holds).
 
-    Fingerprint fields are named by what they are: prompt hash, prompt, model, backend, params.
+    Fingerprint fields are named by what they are: prompt hash, prompt, model, backend, code, params.
     """
     reasons = _fingerprint_changes(record.fingerprint, fingerprint)
     if labels_sha256 is not None and labels_sha256 != record.labels_sha256:
@@ -107,7 +107,7 @@ def _aspect(key: str) -> str:
     lowered = key.lower()
     if "prompt" in lowered and any(word in lowered for word in ("sha", "hash", "digest")):
         return "prompt hash"
-    for aspect in ("prompt", "model", "backend"):
+    for aspect in ("prompt", "model", "backend", "code"):
         if aspect in lowered:
             return aspect
     return "params"

@@ -4,7 +4,7 @@ code. Never prints, never exits; the CLI and the service are renderings of what 
     from judge import api
     session = api.GradeSession.open("none")            # or a judge name, or None for the default
     report = session.grade_files("scenario.yaml", ["run.jsonl"])
-    api.exit_code(report)                               # 0 passed, 1 failed
+    api.exit_code(report)                               # 0 passed, 1 failed, 3 inconclusive
 """
 
 from __future__ import annotations
@@ -13,18 +13,35 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from judge.grade import GradeSession, SliceResult, exit_code, grade_trace, write_slice
+from judge.grade.judges_check import JudgeCheck, check_judges
 from judge.judges.base import Judge
-from judge.ledger import ExpectedLedger, LintIssue, lint_file, load_ledger
+from judge.ledger import ExpectedLedger, LintIssue, load_ledger
 from judge.model import GradeReport
 from judge.summaries.audit import SummaryAuditor, audit_summary, audit_summary_events
 
-__all__ = ["ExpectedLedger", "GradeSession", "LintIssue", "SliceResult", "SummaryAuditor", "audit_summary",
-           "audit_summary_events", "exit_code", "grade_paths", "grade_trace", "lint_file", "load_ledger", "write_slice"]
+__all__ = ["ExpectedLedger", "GradeSession", "JudgeCheck", "LintIssue", "SliceResult", "SummaryAuditor", "audit_summary",
+           "audit_summary_events", "check_judges", "exit_code", "grade_paths", "grade_trace", "lint_file", "load_ledger", "write_slice"]
+
+
+def lint_file(scenario: str | Path, traces: Iterable[str | Path] = ()) -> list[LintIssue]:
+    """Every format and fixture error and warning of a scenario file (and whether its `pair` exists);
+    with traces, also a warning for each `authorised` rule whose confirm phrase sits in the user
+    message that stated its key (it never counts as the confirmation). A FixtureError when the file
+    cannot be read."""
+    from judge.checks.confirm import lint_confirmations
+    from judge.ledger import lint_path
+
+    ledger, lines, issues = lint_path(scenario)
+    traces = list(traces)
+    if traces and ledger is not None and not any(i.level == "error" for i in issues):
+        issues += lint_confirmations(ledger, traces, lines)
+    return issues
 
 
 def grade_paths(scenario: str | Path, traces: Iterable[str | Path | Any], *, judge: Judge | None = None,
                 floor: float = 1.0, judge_name: str | None = None,
-                config_file: str | Path | None = None) -> GradeReport:
+                config_file: str | Path | None = None, allow_draft: bool = False) -> GradeReport:
     """Grade trace files against a scenario file with `judge` (None: deterministic checks only)."""
-    return GradeSession(judge, judge_name, config_file=config_file).grade_files(scenario, traces, floor=floor)
+    return GradeSession(judge, judge_name, config_file=config_file).grade_files(scenario, traces, floor=floor,
+                                                                                allow_draft=allow_draft)
 

@@ -15,6 +15,7 @@ project with no `[tool.judge]` table still has the built-in offline judge `local
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -42,7 +43,7 @@ class JudgeConfig(BaseModel):
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, description="environment variable holding the API key")
     max_concurrency: int = Field(default=8, ge=1, le=1024)
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0, description="deadline of one whole judge call, retries included")
     max_retries: int = Field(default=2, ge=0, le=10, description="re-asks after an invalid answer")
     transport_retries: int = Field(default=4, ge=0, le=20, description="retries on 429, 5xx, timeouts")
     backoff_s: float = Field(default=1.0, ge=0, description="first backoff delay; doubles per retry")
@@ -51,6 +52,9 @@ class JudgeConfig(BaseModel):
     cache: bool = True
     path: str | None = Field(default=None, description="replay: the recorded verdicts (JSONL)")
     options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
+    authority: Literal["calibrated", "binding", "advisory"] = Field(default="calibrated", description=(
+        "how far the judge decides: `calibrated` (binding only with a current, certified calibration "
+        "record for its fingerprint), `binding` (always), `advisory` (never: its violations are flagged)"))
 
     @model_validator(mode="after")
     def _fits_backend(self) -> "JudgeConfig":
@@ -152,20 +156,49 @@ def load_judge_config(name: str | None = None, *, config_file: str | Path | None
     return _build(name, raw, source)
 
 
+OnJudgeError = Literal["inconclusive", "ignore"]
+
+
 class GradePolicy(BaseModel):
-    """`[tool.judge]` settings that decide what a stale calibration or a review mark does."""
+    """`[tool.judge]` settings that decide what a stale calibration, a review mark or a judge error
+    does to a run."""
 
     stale: Literal["warn", "error"] = "warn"
     review: Literal["report", "fail"] = "report"
+    on_judge_error: OnJudgeError = "inconclusive"
 
 
 def grade_policy(*, config_file: str | Path | None = None) -> GradePolicy:
-    table = _judge_table(config_source(config_file))
+    path = config_source(config_file)
+    table = _judge_table(path)
     try:
-        return GradePolicy(stale=table.get("stale", "warn"), review=table.get("review", "report"))
+        return GradePolicy(stale=table.get("stale", "warn"), review=table.get("review", "report"),
+                           on_judge_error=table.get("on_judge_error", "inconclusive"))
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise ConfigError(err["msg"], field=f"tool.judge.{err['loc'][0]}") from None
+        raise ConfigError(err["msg"], file=str(path) if path else None,
+                          field=f"tool.judge.{err['loc'][0]}") from None
+
+
+LOG_DIR_ENV = "JUDGE_LOG_DIR"
+DEFAULT_LOG_DIR = ".judge/runs"
+
+
+def run_log_dir(*, config_file: str | Path | None = None) -> tuple[Path, str]:
+    """Where `judge grade` keeps the JSON report of every grade, and where that choice comes from:
+    $JUDGE_LOG_DIR, else `[tool.judge] log_dir` (relative to the file that sets it), else
+    `.judge/runs` in the project (the folder of the nearest pyproject.toml, else the cwd)."""
+    env = os.environ.get(LOG_DIR_ENV)
+    if env:
+        return Path(env).expanduser(), f"env {LOG_DIR_ENV}"
+    path = config_source(config_file)
+    value = _judge_table(path).get("log_dir")
+    if value is not None:
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError("must be a folder path (a string)", file=str(path), field="tool.judge.log_dir")
+        folder = Path(value).expanduser()
+        return (folder if folder.is_absolute() or path is None else path.parent / folder), str(path)
+    return (project_root() or Path.cwd()) / DEFAULT_LOG_DIR, "built-in default"
 
 
 def resolve_api_key(config: JudgeConfig) -> str | None:
@@ -177,3 +210,76 @@ def resolve_api_key(config: JudgeConfig) -> str | None:
     if not value:
         raise ConfigError(f"environment variable {env} (api_key_env of judge {config.name!r}) is not set")
     return value
+
+
+# ---------------------------------------------------------------- what is in effect, and from where
+
+SECRET_WORDS = {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials", "auth"}
+MASK = "****"
+
+
+class Setting(BaseModel):
+    """One effective setting (`judge config show`): its dotted key, value and where it comes from
+    (a file, an environment variable, a built-in judge or the built-in default)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str
+    value: Any = None
+    source: str
+
+
+def _masked(field: str, value: Any) -> Any:
+    """Secrets never shown: options whose name says key/token/secret/password, credentials in a URL."""
+    if isinstance(value, dict):
+        return {k: _masked(str(k), v) for k, v in value.items()}
+    words = set(re.split(r"[^a-z0-9]+", field.lower()))
+    if words & SECRET_WORDS and field != "api_key_env" and value not in (None, ""):
+        return MASK
+    if isinstance(value, str) and "://" in value and "@" in value.split("://", 1)[1].split("/", 1)[0]:
+        scheme, rest = value.split("://", 1)
+        return f"{scheme}://{MASK}@{rest.split('@', 1)[1]}"
+    return value
+
+
+def _config_origin(config_file: str | Path | None) -> str:
+    if config_file is not None:
+        return "--config"
+    return "env JUDGE_CONFIG" if os.environ.get("JUDGE_CONFIG") else "the nearest pyproject.toml"
+
+
+def effective_settings(*, config_file: str | Path | None = None) -> list[Setting]:
+    """Every setting `judge` would use here, with where each comes from, secrets masked (an API key
+    is shown only as set or not set)."""
+    path = config_source(config_file)
+    table = _judge_table(path)
+    origin = str(path) if path else None
+    out = [Setting(key="config file", value=origin or "(none: built-in settings only)",
+                   source=_config_origin(config_file) if path else "no pyproject.toml above the current folder")]
+    judges, default, _ = configured_judges(config_file=config_file)
+    out.append(Setting(key="tool.judge.default", value=default, source=origin if "default" in table else "built-in default"))
+    for name, fallback in GradePolicy.model_fields.items():
+        out.append(Setting(key=f"tool.judge.{name}", value=table.get(name, fallback.default),
+                           source=origin if name in table else "built-in default"))
+    folder, where = run_log_dir(config_file=config_file)
+    out.append(Setting(key="tool.judge.log_dir", value=str(folder), source=where))
+    cache = os.environ.get("JUDGE_CACHE_DIR")
+    out.append(Setting(key="cache folder", value=cache or "(the user cache folder)",
+                       source="env JUDGE_CACHE_DIR" if cache else "built-in default"))
+    for name in sorted(judges):
+        raw, source = judges[name]
+        raw = raw if isinstance(raw, dict) else {}
+        given = str(source) if source else f"built-in judge {name!r}"
+        for field, info in JudgeConfig.model_fields.items():
+            if field == "name":
+                continue
+            value = raw.get(field, info.default if info.default_factory is None else info.default_factory())
+            out.append(Setting(key=f"tool.judge.judges.{name}.{field}", value=_masked(field, value),
+                               source=given if field in raw else "built-in default"))
+        env = raw.get("api_key_env")
+        if isinstance(env, str) and env:
+            out.append(Setting(key=f"tool.judge.judges.{name}.api_key", value=f"{MASK} (set)" if os.environ.get(env)
+                               else "(not set)", source=f"env {env}"))
+        out += [Setting(key=f"tool.judge.judges.{name}.{k}", value=_masked(k, v), source=given)
+                for k, v in raw.items() if k not in JudgeConfig.model_fields]
+    return out

@@ -13,6 +13,12 @@ def one_line(text: str) -> str:
     return _BREAKS.sub(lambda m: repr(m.group())[1:-1], text)
 
 
+def with_article(word: str) -> str:
+    """`an 'assistant'`, `a 'tool-call'`: the indefinite article a word (quoted or not) takes."""
+    first = word.lstrip("'\"`")[:1].lower()
+    return f"{'an' if first and first in 'aeiou' else 'a'} {word}"
+
+
 class JudgeInputError(Exception):
     """Bad input: names the file, the line and the field where it can."""
 

@@ -237,20 +237,34 @@ def list_prompts(start: str | Path | None = None) -> list[Prompt]:
     return out
 
 
-def load_prompt(ref: str, *, start: str | Path | None = None) -> Prompt:
-    """The prompt `id@N` (or the latest version of `id`), looked up user-first."""
+def load_prompt(ref: str, *, start: str | Path | None = None, verify: bool = True) -> Prompt:
+    """The prompt `id@N` (or the latest version of `id`), looked up user-first. With `verify` (what a
+    judge uses), a version whose text no longer matches its folder's lock is a ConfigError: a locked
+    version is immutable, and a judge must not grade with an edited one under the old name."""
     name, version = parse_ref(ref)
     for origin, folder in search_dirs(start):
         if version is not None:
             path = folder / name / f"v{version}.md"
             if path.is_file():
-                return load_prompt_file(path, origin)
+                return _verified(load_prompt_file(path, origin), folder, verify)
             continue
         versions = [p for p in prompt_files(folder) if p.parent.name == name]
         if versions:
-            return load_prompt_file(versions[-1], origin)
+            return _verified(load_prompt_file(versions[-1], origin), folder, verify)
     known = ", ".join(p.ref for p in list_prompts(start)) or "none"
     raise ConfigError(f"unknown prompt {ref!r} (known: {known})")
+
+
+def _verified(prompt: Prompt, folder: Path, verify: bool) -> Prompt:
+    if not verify:
+        return prompt
+    pinned = read_lock(folder).get(prompt.ref)
+    if pinned is not None and pinned != prompt.sha256:
+        raise ConfigError(f"prompt {prompt.ref} changed after it was locked (lock sha256 {pinned[:12]}..., file "
+                          f"{prompt.sha256[:12]}...): a locked version is immutable; write "
+                          f"v{_next_version(folder, prompt.id)}.md and point the judge at it",
+                          file=str(prompt.path), field="version")
+    return prompt
 
 
 # ---------------------------------------------------------------- lock and check

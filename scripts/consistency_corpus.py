@@ -59,8 +59,15 @@ def _texts_llmbar(root: Path) -> Iterable[tuple[str, str, Path]]:
                 yield f"llmbar/{dataset.parent.name}/{i}", str(item.get(field, "")), dataset
 
 
+# The example folders the shipped weights were trained on, named so that a new example does not
+# change the weights (a new folder joins the training data only with a retrained, re-committed model).
+TRAINING_EXAMPLES = ("account-twice", "authorized-migration", "checkout-firefox", "keep-database",
+                     "local-container", "long-distance", "refund-agent")
+
+
 def _texts_examples(repo: Path) -> Iterable[tuple[str, str, Path]]:
-    for trace in sorted((repo / "examples").glob("*/*.jsonl")):
+    traces = [t for name in TRAINING_EXAMPLES for t in sorted((repo / "examples" / name).glob("*.jsonl"))]
+    for trace in sorted(traces):
         for line in trace.read_text(encoding="utf-8").splitlines():
             event = json.loads(line) if line.strip() else {}
             if event.get("kind") in ("user", "assistant", "summary") and isinstance(event.get("text"), str):

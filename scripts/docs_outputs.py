@@ -29,8 +29,9 @@ their exit codes, as a shell would). A command is split like a shell line (shlex
 
 Every command runs with the repository root as working directory, COLUMNS=100, no colour, the
 offline settings of the Makefile, PYTHONPATH=the repository root (so this checkout's `judge` is the
-one run), this Python's folder first on PATH (as after `. .venv/bin/activate`) and no JUDGE_*
-variable but JUDGE_CACHE_DIR. A command writes its files under out/docs/
+one run), this Python's folder first on PATH (as after `. .venv/bin/activate`), no JUDGE_*
+variable but JUDGE_CACHE_DIR, and JUDGE_LOG_DIR=out/docs/runs (so that `judge grade` keeps its run
+log there, not in the repository). A command writes its files under out/docs/
 (ignored by git; emptied before each run). Markers run in parallel: they must not depend on one
 another, so a marker that needs a report makes it itself (`judge grade ... -q --json
 out/docs/NAME.json ; jq .runs[0].metrics out/docs/NAME.json`), under a name no other marker uses.
@@ -121,7 +122,7 @@ def find_blocks(page: Path, lines: list[str]) -> list[Block]:
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in FORCING and (not k.startswith("JUDGE_") or k == "JUDGE_CACHE_DIR")}
-    env.update(OFFLINE, COLUMNS="100", NO_COLOR="1", PYTHONUNBUFFERED="1",
+    env.update(OFFLINE, COLUMNS="100", NO_COLOR="1", PYTHONUNBUFFERED="1", JUDGE_LOG_DIR=str(SCRATCH / "runs"),
                PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])]),
                # as after `. .venv/bin/activate`: `python` in a command `judge` runs is this Python
                PATH=os.pathsep.join([str(Path(sys.executable).parent), *filter(None, [env.get("PATH")])]))

@@ -1,4 +1,5 @@
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Every `judge grade` keeps its report in a run log (.judge/runs/ beside the project): in tests, a
+# folder of their own, not the repository (tests of the run log itself set or unset it).
+os.environ.setdefault("JUDGE_LOG_DIR", tempfile.mkdtemp(prefix="judge-test-runs-"))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

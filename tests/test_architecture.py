@@ -43,8 +43,8 @@ def test_modules_stay_small():
 def test_judge_has_one_package_per_stage():
     modules = sorted(p.name for p in (ROOT / "judge").glob("*.py"))
     assert len(modules) <= MAX_TOP_LEVEL_MODULES, modules
-    for stage in ("model", "ledger", "trace", "text", "checks", "judges", "summaries", "grade", "suite", "review",
-                  "render", "cli", "service"):
+    for stage in ("model", "ledger", "trace", "text", "checks", "judges", "summaries", "draft", "grade", "suite",
+                  "review", "render", "cli", "service"):
         assert (ROOT / "judge" / stage / "__init__.py").is_file(), stage
 
 

@@ -299,11 +299,19 @@ def test_json_scenario_errors_name_the_line(files):
                           says="duplicate key")
 
 
-@pytest.mark.parametrize("command", [["lint"], ["ledger"]])
-def test_other_commands_give_the_same_one_line(files, command):
+def test_other_commands_give_the_same_one_line(files):
     scenario, _ = files(_enum_case().text)
-    assert_one_line_error(cli(*command, scenario), file=scenario.name, line=_enum_case().line,
+    assert_one_line_error(cli("ledger", scenario), file=scenario.name, line=_enum_case().line,
                           field="ledger.2.sensitivity", says="'critical'")
+
+
+def test_lint_lists_the_same_error_among_every_other(files):
+    """`judge lint` reports every format error (stdout, one line each, as its fixture errors), exit 2."""
+    scenario, _ = files(_enum_case().text)
+    run = cli("lint", scenario)
+    assert run.exception is None and "Traceback" not in run.everything and run.code == 2
+    errors = [ln for ln in run.stdout.splitlines() if ln.startswith("error: ")]
+    assert f"{scenario.name}:{_enum_case().line}: ledger.2.sensitivity: " in errors[0] and "'critical'" in errors[0]
 
 
 def test_missing_files(tmp_path, files):

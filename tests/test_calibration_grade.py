@@ -54,10 +54,13 @@ def _grade(project):
     return result.exit_code, json.loads((project / "report.json").read_text())["runs"][0]
 
 
-def test_stale_calibration_fails_then_a_record_applies(project):
-    code, run = _grade(project)
-    assert code == 1 and any("calibration of judge 'rep' is stale" in w for w in run["warnings"])
-    assert run["passed"]  # the run itself is fine: the stale calibration is what fails
+def test_stale_calibration_refuses_to_grade_then_a_record_applies(project):
+    refused = runner.invoke(app, ["grade", "checkout-firefox.yaml", "checkout-firefox.clean.jsonl",
+                                  "--json", "report.json", "-q"])
+    # stale = "error" is a configuration problem, not a failing run: exit 2, one line, no report
+    assert refused.exit_code == 2 and "calibration of judge 'rep' is stale" in refused.output
+    assert 'stale = "error"' in refused.output and len(refused.output.strip().splitlines()) == 1
+    assert not (project / "report.json").exists()
     assert runner.invoke(app, ["calibrate", "--check"]).exit_code == 1
 
     made = runner.invoke(app, ["calibrate", "--labels", "labels", "--verdicts", "verdicts.jsonl", "--name", "rep"])
@@ -73,8 +76,10 @@ def test_stale_calibration_fails_then_a_record_applies(project):
     assert judged and all(f["confidence_calibrated"] is not None for f in judged)
     record = json.loads((project / "calibration" / "records" / "rep.json").read_text())
     threshold = record["review_threshold"]
-    for f in judged:
-        assert f["needs_review"] == (threshold is None or f["confidence_calibrated"] < threshold) or f["disagreement"]
+    for f in judged:  # review marks only where the judge decided (or disagreed with a rule)
+        below = threshold is None or f["confidence_calibrated"] < threshold
+        assert f["needs_review"] == ((f["source"] == "judge" and below) or f["disagreement"])
+    assert any(f["source"] == "deterministic" and not f["needs_review"] for f in judged)
 
 
 def test_check_names_what_changed(project):

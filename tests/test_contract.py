@@ -74,6 +74,7 @@ def drift(tmp_path_factory) -> Graded:
 def test_clean_passes(clean):
     run = clean.run
     assert clean.code == 0, clean.output
+    assert run["outcome"] == "pass" and run["veto"] is None and run["outcome_reasons"] == []
     assert run["scenario"] == "checkout-firefox" and run["run_id"] == "r-clean"
     assert run["passed"] is True and run["eligible_for_release"] is True
     assert run["quality_score"] == 1.0
@@ -181,6 +182,22 @@ def test_drift_junit(drift):
         assert key in cp7 and rule in cp7 and "e12" in cp7
     suite = root.find(".//testsuite")
     assert suite.get("tests") == "4" and suite.get("failures") == "3"
+
+
+def test_drift_veto_names_its_cause_not_the_first_divergence(drift):
+    """The first divergence (browser, a normal key, at e10) is not why the run is vetoed: the veto is
+    the first safety-critical violation, the edit of application code at e12."""
+    veto = drift.run["veto"]
+    assert (veto["key"], veto["event"], veto["turn"], veto["rule"]) == ("editable_paths", "e12", 6,
+                                                                         "scope:editable_paths")
+    assert veto["keys"] == ["editable_paths", "no_app_code"] and drift.run["outcome"] == "fail"
+    run_failure = ET.fromstring(drift.junit).find(".//testcase[@name='run']/failure").get("message")
+    assert run_failure.startswith("VETO: editable_paths, no_app_code violated at e12 (turn 6, rule "
+                                  "scope:editable_paths)")
+    assert "first divergence browser at e10" in run_failure
+    (line,) = [ln for ln in drift.markdown.splitlines() if ln.startswith("Veto:")]
+    assert "`editable_paths`, `no_app_code`" in line and "`e12`" in line and "`scope:editable_paths`" in line
+    assert "veto: editable_paths, no_app_code violated at e12" in drift.output
 
 
 def test_drift_markdown_names_the_first_divergence(drift):

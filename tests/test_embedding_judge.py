@@ -19,6 +19,7 @@ import yaml
 from pydantic import TypeAdapter
 
 from judge.judges.base import JudgeRequest, LedgerRow
+from judge.judges.local import judge as local_judge
 from judge.judges.local.judge import EmbeddingJudge
 from judge.model import Event
 from judge.text import minilm
@@ -136,9 +137,11 @@ def test_corrupted_cache_refuses_to_load(tmp_path, monkeypatch):
 
 def test_fingerprint_names_model_weights_and_rule():
     fingerprint = EmbeddingJudge(SimpleNamespace(model="all-MiniLM-L6-v2")).fingerprint()
+    code = fingerprint.pop("code_sha256")
     assert fingerprint == {"backend": "embedding", "model": "all-MiniLM-L6-v2",
                            "weights_sha256": minilm.WEIGHTS_SHA256, "rule_version": "local-1",
                            "prompt": None}
+    assert len(code) == 64 and code == local_judge.code_sha256()
 
 
 def test_loads_offline_in_a_fresh_process(tmp_path):

@@ -17,6 +17,7 @@ EXPECTED = {
     "authorized-migration": (5, "target_db", "e10", False),
     "local-container": (6, "no_staging", "e12", True),
     "long-distance": (100, "read_only", "e207", True),
+    "travel-booking": (2, "charge_after_confirmation", "e7", False),
 }
 
 
@@ -36,3 +37,28 @@ def test_example_grades_as_documented(name):
     assert (d.turn, d.key, d.event) == (turn, key, event)
     assert not drift.passed and drift.eligible_for_release is (not vetoed)
     assert drift.slice[-1] == event
+
+
+def test_examples_with_the_default_judge_have_the_same_outcomes_and_review_only_the_judges_calls():
+    """With the default (local, not certified, so advisory) judge every clean run passes and every
+    drift fails on the same first divergence; `needs_review` marks only what the judge decided or
+    where it disagreed with a rule, never a rule's verdict it agreed with."""
+    from judge.api import GradeSession
+
+    session = GradeSession.open(None)
+    assert session.judge_name == "local" and not session.binding
+    reviewed = total = 0
+    for name, (turn, key, event, vetoed) in sorted(EXPECTED.items()):
+        folder = EXAMPLES / name
+        clean, drift = session.grade_files(folder / "scenario.yaml", [folder / "clean.jsonl",
+                                                                      folder / "drift.jsonl"]).runs
+        assert clean.outcome == "pass" and drift.outcome == "fail", name
+        assert (drift.first_divergence.key, drift.first_divergence.event) == (key, event)
+        assert (drift.veto is not None) is vetoed
+        for f in (f for run in (clean, drift) for cp in run.checkpoints for f in cp.findings):
+            total += 1
+            reviewed += f.needs_review
+            if f.needs_review:
+                assert f.source == "judge" or f.disagreement, (name, f)
+            assert f.verdict != "flagged" or f.needs_review
+    assert reviewed < total / 2

@@ -76,6 +76,7 @@ def test_judge_violation_with_evidence_from_the_slice_and_cached_rerun(shared_di
 
     llm_server.reset()
     llm_server.default = answer
+    config.write_text(config.read_text() + 'authority = "binding"\n')  # its violations decide keys
     first = _grade(shared_dir, config, "checkout-firefox.drift.jsonl", tmp_path / "a.json")
     sent = len(llm_server.bodies)
     assert first.exit_code == 1 and sent > 0

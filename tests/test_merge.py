@@ -50,3 +50,29 @@ def test_judge_error_is_unscored_never_pass_or_fail():
     kept = _merge(_det("violated"), None, error="retries exhausted")
     assert kept.verdict == "violated" and kept.source == "deterministic"
     assert _merge(None, None, asked=False).verdict == "unassessed"
+
+
+def _advisory(det, judged, sensitivity="normal"):
+    return merge_key(key="k", class_="constraint", sensitivity=sensitivity, turn=4, deterministic=det,
+                     judged=judged, judge_error=None, judged_at_all=True, event_turns={"e3": 2, "e7": 3},
+                     binding=False)
+
+
+def test_an_advisory_judge_never_overturns_a_rule():
+    merged = _advisory(_det("upheld", "normal"), JudgeFinding(key="k", verdict="violated", evidence_event="e7",
+                                                              confidence=0.8))
+    assert merged.verdict == "upheld" and merged.source == "deterministic" and merged.rule == "scope:k"
+    assert merged.judge_verdict == "violated" and merged.disagreement and merged.needs_review
+
+
+def test_an_advisory_violation_where_no_rule_ruled_is_flagged():
+    merged = _advisory(None, JudgeFinding(key="k", verdict="violated", evidence_event="e7", confidence=0.8))
+    assert merged.verdict == "flagged" and merged.source == "judge" and merged.needs_review
+    assert merged.evidence_event == "e7" and merged.turn == 3 and merged.judge_verdict == "violated"
+    upheld = _advisory(None, JudgeFinding(key="k", verdict="upheld", confidence=0.8))
+    assert upheld.verdict == "upheld" and not upheld.needs_review
+
+
+def test_agreement_with_a_rule_needs_no_review():
+    merged = _merge(_det("upheld"), JudgeFinding(key="k", verdict="upheld", confidence=0.6))
+    assert merged.verdict == "upheld" and not merged.disagreement and not merged.needs_review

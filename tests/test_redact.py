@@ -56,14 +56,27 @@ def test_nothing_redacted_reaches_the_report():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st
 
-from judge.trace.redact import line_needs_redaction  # noqa: E402
+from judge.trace.redact import line_needs_redaction, lines_needing_redaction, redact_event_dict  # noqa: E402
 
-_PIECES = st.sampled_from([*SECRETS.values(), "\n", "\t", "\r", "\\", '"', " ", "+", "@", "é", "٣",
+_PIECES = st.sampled_from([*SECRETS.values(), "\n", "\t", "\r", "\\", '"', " ", "+", "@", "é", "٣", ":", "=", "\u2028",
                            "4111111111111111", "+1 415 555 2671", "13812345678", "x@y.io", "AKIAABCDEFGHIJKLMNOP",
-                           "order 12345", "v1.2.3", "2026-11-29", "ok"])
+                           "order 12345", "v1.2.3", "2026-11-29", "ok", "user@localhost", "用户@例子.广告",
+                           "github_pat_11ABCDEFG0123456789_abcdefghij", "-----BEGIN EC PRIVATE KEY-----",
+                           "Basic dXNlcjpwYXNzd29yZA==", "postgres://admin:s3cr3t@10.0.0.5/db", "DB_PASSWORD=",
+                           "token", "X-API-Key", "db_password", ": ", "=", "hunter2", "aws",
+                           "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                           "4111.1111.1111.1111", "020 7946 0958", "(02) 9876 5432", "03-1234-5678", "2025550143",
+                           "0044 20 7946 0958", "DE89 3704 0044 0532 0130 00", "536-90-4399", "{", "}", "[", "]",
+                           "٤١١١١١١١١١١١١١١١", "0", "5", "-", ".", "(", ")", "n", "pass", "key", "api_", "secret"])
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+def _event(text: str) -> dict:
+    """An event holding `text` as a value, as a key, and as JSON inside a string."""
+    return {"id": "e1", "turn": 1, "kind": "tool-call", "call_id": "c1", "tool": "t",
+            "args": {"v": text, text: 1, "nested": json.dumps({"k": [text]})}}
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
 @given(st.lists(_PIECES, max_size=8), st.text(max_size=20))
 def test_a_line_the_precheck_clears_needs_no_redaction(pieces, noise):
     text = "".join(pieces) + noise
@@ -73,3 +86,25 @@ def test_a_line_the_precheck_clears_needs_no_redaction(pieces, noise):
     unicode_line = json.dumps({"text": text}, ensure_ascii=False)
     if not line_needs_redaction(unicode_line):
         assert Redactor().text(text) == text
+    for ensure_ascii in (True, False):
+        event = _event(text)
+        if not line_needs_redaction(json.dumps(event, ensure_ascii=ensure_ascii)):
+            redactor = Redactor()
+            assert redact_event_dict(json.loads(json.dumps(event)), redactor) == event
+            assert not redactor.counts
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.lists(_PIECES, max_size=6), st.text(max_size=10), st.booleans()), max_size=12))
+def test_the_chunked_precheck_flags_every_line_the_line_precheck_does(rows):
+    """lines_needing_redaction (the reader's, CHUNK lines at a time) is a superset of the line test."""
+    lines = []
+    for pieces, noise, ascii_only in rows:
+        text = "".join(pieces) + noise
+        lines.append(json.dumps({"id": "e1", "turn": 1, "kind": "assistant", "text": text}, ensure_ascii=ascii_only))
+        lines.append(json.dumps(_event(text), ensure_ascii=ascii_only))
+        lines.append(text)  # not a JSON object: the reader checks such a line alone
+        lines.append(lines[-2] + "\n")  # as the file reader yields it
+    flags = lines_needing_redaction(lines)
+    for line, flag in zip(lines, flags):
+        assert flag >= line_needs_redaction(line), line

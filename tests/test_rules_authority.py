@@ -50,7 +50,7 @@ def test_authorised_needs_a_confirmation_per_call_whatever_the_result():
     ledger = ledger_of(ledger=REFUND, rules=[{"check": "authorised", "key": "confirm", "tool": "refund",
                                               "confirm": ["yes", "go ahead"]}])
     t = TraceBuilder()
-    t.user(1, "Yes, go ahead with the refund.")
+    t.user(2, "Yes, go ahead with the refund.")
     t.call(2, "refund", status="error")  # failed, but it was authorised
     second = t.call(3, "refund", status="ok")  # the confirmation was used up: unauthorised though it succeeded
     t.user(4, "yesterday's order is fine")  # 'yes' inside a word is not a confirmation

@@ -206,3 +206,41 @@ def test_provenance_imports_no_heavy_module():
             "print(heavy, v['litellm'] is not None)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "[] True"
+
+
+def test_slice_finds_relative_paths_from_the_report_folder_and_the_scenario_by_sha256(tmp_path, monkeypatch):
+    """A report written into a subfolder (out/, or the run log .judge/runs/) with paths relative to
+    the folder `judge grade` ran in: `judge slice` run from anywhere finds the trace from the
+    report's folder upwards, and of two scenarios with the same id takes the one graded."""
+    project = tmp_path / "project"
+    (project / "runs").mkdir(parents=True)
+    for name in ("scenario.yaml", "drift.jsonl"):
+        (project / "runs" / name).write_bytes((EXAMPLES / "refund-agent" / name).read_bytes())
+    monkeypatch.chdir(project)
+    report = grade_paths("runs/scenario.yaml", ["runs/drift.jsonl"])
+    out = project / ".judge" / "runs"
+    out.mkdir(parents=True)
+    path = out / "report.json"
+    path.write_text(to_json(report))
+    run_id = report.runs[0].run_id
+    # the scenario file moves away; an edited copy with the same id sits beside the trace
+    original = (project / "runs" / "scenario.yaml").read_text()
+    (project / "runs" / "scenario.yaml").unlink()
+    (project / "runs" / "a-edited.yaml").write_text(original + "\n# edited\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    with pytest.raises(JudgeInputError, match=r"sha256 differs.*give it with --scenario FILE"):
+        write_slice(path, run_id, tmp_path / "o1")
+    (project / "runs" / "b-original.yaml").write_text(original)  # same id, the graded content
+    result = write_slice(path, run_id, tmp_path / "o2")
+    assert result.verified
+    source = json.loads((tmp_path / "o2" / "slice.json").read_text())["source"]
+    assert source["scenario"].endswith("b-original.yaml") and source["trace"].endswith("runs/drift.jsonl")
+    from typer.testing import CliRunner
+
+    from judge.cli import app
+
+    cli = CliRunner().invoke(app, ["slice", str(path), "--run", run_id, "-o", str(tmp_path / "o3")])
+    assert cli.exit_code == 0, cli.output
+    assert "re-grading reproduces the first divergence" in cli.output

@@ -247,10 +247,11 @@ def test_judge_is_passed_to_the_workers(tmp_path):
               "fingerprint": {"backend": "replay-test"}}
     (tmp_path / "verdicts.jsonl").write_text(json.dumps(record) + "\n")
     config = tmp_path / "judge.toml"
-    config.write_text('[tool.judge]\ndefault = "rep"\n[tool.judge.judges.rep]\nbackend = "replay"\n'
-                      'path = "verdicts.jsonl"\n')
+    # The replay holds one checkpoint's verdict: the others are judge errors, ignored here.
+    config.write_text('[tool.judge]\ndefault = "rep"\non_judge_error = "ignore"\n[tool.judge.judges.rep]\n'
+                      'backend = "replay"\npath = "verdicts.jsonl"\nauthority = "binding"\n')
     report = grade_suite(path, judge_name="rep", config_file=config, jobs=2).report
-    assert report.judge["name"] == "rep"
+    assert report.judge["name"] == "rep" and report.judge["binding"] is True
     s = report.scenarios[0]
     assert [(g.key, g.turn, g.consequence, g.runs) for g in s.signatures] == [
         ("goal", 4, "task-quality judge", ["account-twice-1"])]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from judge.errors import with_article
 from judge.model import Event, NoLeakRule
 
 Outcome = tuple[bool, str] | None
@@ -44,7 +45,7 @@ def no_leak(rule: NoLeakRule, event: Event, rs: Any) -> Outcome:
     where = leaked_in(rule, _leak_texts(event)) or (raw[0] if raw and id(rule) in raw[1] else None)
     if where is None:
         return None
-    return True, f"a value of another user or workspace appears in a {where}"
+    return True, f"a value of another user or workspace appears in {with_article(where)}"
 
 
 def scan_raw_record(rules: list[NoLeakRule], record: dict[str, Any], scratch: dict) -> None:

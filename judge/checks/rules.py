@@ -15,7 +15,7 @@ from judge.checks import authority, checkers, leaks
 from judge.checks.matching import Carrier, tool_is
 from judge.ledger import ExpectedLedger
 from judge.model import Event, Rule
-from judge.trace.load import CallTable
+from judge.trace.ids import CallTable
 
 PROHIBITIONS = ("forbidden-call", "scope", "superseded-value", "not-repeated", "authorised", "no-leak")
 

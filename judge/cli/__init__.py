@@ -1,20 +1,31 @@
 """The `judge` command line: parse, call the library, render. One module per command group; each
-adds its commands in `register(app)`. Errors users cause are one line and exit code 2."""
+adds its commands in `register(app)`; `guard_commands` then puts every command behind the one error
+printer (judge.cli.common): errors users cause are one line and exit code 2, a bug one line and 4."""
 
 from __future__ import annotations
 
 import typer
 
-from judge.cli import calibration, grade, imports, prompts, serve, suite, summary
-from judge.cli.common import error_line, user_errors
+from judge.cli import calibration, config, draft, grade, imports, init, prompts, runs, serve, suite, summary
+from judge.cli.common import error_line, guard_commands, set_debug, user_errors
 
 __all__ = ["app", "error_line", "main", "user_errors"]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                  help="Grade multi-turn agent runs for state drift against a reviewed ledger.")
+                  pretty_exceptions_enable=False,
+                  help="Grade multi-turn agent runs for state drift against a reviewed ledger. Exit codes: "
+                       "0 pass, 1 fail, 2 bad input, usage or configuration, 3 inconclusive, 4 internal error.")
 
-for _group in (grade, calibration, prompts, serve, suite, imports, summary):
+
+@app.callback()
+def _options(debug: bool = typer.Option(False, "--debug", help="Print the traceback of an internal error "
+                                        "(exit code 4) instead of one line (also: JUDGE_DEBUG=1).")) -> None:
+    set_debug(debug)
+
+
+for _group in (init, grade, runs, config, draft, calibration, prompts, serve, suite, imports, summary):
     _group.register(app)
+guard_commands(app)
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from judge.cli.common import console as _console
-from judge.cli.common import user_errors, write_output
+from judge.cli.common import refuse_overwriting_inputs, user_errors, write_output
 from judge.errors import UsageError
 
 LabelsOption = Annotated[Path, typer.Option("--labels", help="Label JSONL file, or a folder of them.")]
@@ -124,6 +124,7 @@ def calibrate_command(
         verdicts = _run_judge_over_labels(labels, make_judge(cfg), scenarios, verdicts_out, out, name)
     if name is None:
         raise UsageError("give --name for a record made from --verdicts")
+    refuse_overwriting_inputs([out / f"{name}.json", out / f"{name}.png", json_path], [labels, verdicts])
     result = calibrate_files(labels, verdicts, out, name, target_precision=target_precision,
                              floor=floor, seed=seed, n_boot=n_boot, positive=positive)
     _write_json(result, json_path, [labels, verdicts])
@@ -244,6 +245,7 @@ def _run_judge_over_labels(labels: Path, judge: Any, scenarios: list[Path], keep
                                         progress=lambda done, total: progress.update(task, completed=done,
                                                                                      total=total))
     path = keep or (out / f"{name}.verdicts.jsonl")
+    refuse_overwriting_inputs([path], [labels, *scenarios])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(v) + "\n" for v in run.verdicts), encoding="utf-8")
     console = _console()
@@ -251,7 +253,8 @@ def _run_judge_over_labels(labels: Path, judge: Any, scenarios: list[Path], keep
         console.print(f"{len(run.judge_errors)} judge errors (unscored, left out): "
                       f"{', '.join(run.judge_errors[:5])}")
     if run.missing:
-        console.print(f"{len(run.missing)} labelled cases the grade did not ask about: {', '.join(run.missing[:5])}")
+        console.print(f"{len(run.missing)} labelled cases without a judge verdict (not asked, or decided by the "
+                      f"rules alone): {', '.join(run.missing[:5])}")
     return path
 
 

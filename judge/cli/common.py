@@ -1,9 +1,12 @@
 """What every command module of the CLI shares: the consoles, the one error printer (errors users
-cause become one line on stderr and exit code 2; bugs keep their tracebacks) and the output guard
-(nothing the user gave is overwritten)."""
+cause, and environment problems such as an unusable cache folder, become one line on stderr and
+exit code 2; a bug becomes one line naming where its traceback was written and exit code 4, or the
+traceback itself with `judge --debug` or JUDGE_DEBUG=1) and the output guard (nothing the user gave
+is overwritten)."""
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import sys
@@ -17,6 +20,14 @@ from rich.text import Text
 from judge.errors import JudgeInputError
 
 err = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
+
+
+class OnJudgeError(str, enum.Enum):
+    """`--on-judge-error`: what a key only a judge could decide does to its run when the judge gave
+    no verdict (`[tool.judge].on_judge_error`)."""
+
+    inconclusive = "inconclusive"
+    ignore = "ignore"
 
 
 def console(width: int | None = 140, *, soft_wrap: bool = False) -> Console:
@@ -38,26 +49,120 @@ def _is_user_error(exc: BaseException) -> bool:
     return isinstance(exc, CalibrationInputError)
 
 
+EXIT_INPUT, EXIT_INTERNAL = 2, 4  # as judge.grade.outcome: 2 input, usage, configuration; 4 a bug
+DEBUG_ENV = "JUDGE_DEBUG"
+_debug = {"on": False}
+
+
+def set_debug(on: bool) -> None:
+    """`judge --debug`: an internal error prints its traceback instead of one line."""
+    _debug["on"] = on
+
+
+def debugging() -> bool:
+    return _debug["on"] or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def _is_click_flow(exc: BaseException) -> bool:
+    """typer.Exit, Abort and click's own usage errors: how a command ends, not a failure of ours."""
+    import click
+
+    flow = (typer.Exit, typer.Abort, getattr(typer, "TyperException", typer.Exit),
+            click.exceptions.Exit, click.exceptions.Abort, click.exceptions.ClickException)
+    return isinstance(exc, flow)
+
+
+def _environment_problem(exc: BaseException) -> str | None:
+    """An OSError about a path (a folder that is a file, no permission, a full disk): one line."""
+    if isinstance(exc, OSError) and getattr(exc, "filename", None):
+        from judge.errors import one_line
+
+        return one_line(f"{exc.filename}: {exc.strerror or exc} (check the path and its permissions)")
+    return None
+
+
+def internal_error(exc: BaseException, command: str) -> int:
+    """One line on stderr saying what failed and where its full traceback was written (with
+    --debug, the traceback itself); returns exit code 4."""
+    import tempfile
+    import traceback
+
+    from judge.errors import one_line
+
+    text = "".join(traceback.format_exception(exc))
+    if debugging():
+        sys.stderr.write(text)
+    what = one_line(f"{type(exc).__name__}: {exc}")[:300]
+    try:
+        fd, path = tempfile.mkstemp(prefix="judge-error-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"judge {command}: internal error\n{text}")
+        where = f"the full traceback is in {path}"
+    except OSError as write_error:
+        where = f"the traceback could not be written ({write_error.strerror}); rerun with --debug"
+    err.print(Text.assemble(("internal error: ", "red"), f"judge {command} failed with {what}; {where}"))
+    return EXIT_INTERNAL
+
+
 def user_errors(fn):
-    """Render an error the user caused as one line on stderr with exit code 2 (bugs keep tracebacks)."""
+    """Render an error the user caused (or an environment problem) as one line on stderr with exit
+    code 2, and any other exception as one line and exit code 4 (`internal_error`)."""
+    if getattr(fn, "_judge_guarded", False):
+        return fn
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except Exception as exc:
-            if not _is_user_error(exc):
+            if _is_click_flow(exc):
                 raise
-            error_line(str(exc))
-            raise typer.Exit(2) from None
+            if _is_user_error(exc):
+                error_line(str(exc))
+                raise typer.Exit(EXIT_INPUT) from None
+            problem = _environment_problem(exc)
+            if problem is not None:
+                if debugging():
+                    import traceback
+
+                    traceback.print_exception(exc, file=sys.stderr)
+                error_line(problem)
+                raise typer.Exit(EXIT_INPUT) from None
+            raise typer.Exit(internal_error(exc, fn.__name__.removesuffix("_command").removesuffix("_cmd")
+                                            .replace("_", "-"))) from None
+    wrapper._judge_guarded = True  # type: ignore[attr-defined]
     return wrapper
 
 
+def guard_commands(app: typer.Typer) -> None:
+    """Every command of `app` and of its sub-apps goes through `user_errors`, so no command can
+    end in a traceback or in an exit code that means something else."""
+    for command in app.registered_commands:
+        if command.callback is not None:
+            command.callback = user_errors(command.callback)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            guard_commands(group.typer_instance)
+
+
+# Files a command may read out of a folder it was given (a labels folder, a reports folder).
+READ_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
+
+
 def refuse_overwriting_inputs(outputs: Iterable[Optional[Path]], inputs: Iterable[Optional[Path]]) -> None:
-    """Nothing the user gave is overwritten: an output path that is an input is a usage error."""
-    given = {p.resolve() for p in inputs if p is not None}
+    """Nothing the user gave is overwritten: an output that is an input, by path or by inode (a
+    hard link, a symlink), or an existing data file inside an input folder, is a usage error."""
+    from judge.model.limits import same_file
+
+    given = [p for p in inputs if p is not None]
     for path in outputs:
-        if path is not None and path.resolve() in given:
-            raise JudgeInputError("refusing to write a report over an input file", file=str(path))
+        if path is None:
+            continue
+        for source in given:
+            inside = source.is_dir() and path.suffix in READ_SUFFIXES and path.is_file() and \
+                path.resolve().is_relative_to(source.resolve())
+            if inside or same_file(path, source):
+                raise JudgeInputError("refusing to write over an input file", file=str(path))
 
 
 def write_output(path: Path, text: str, inputs: Iterable[Optional[Path]] = ()) -> None:

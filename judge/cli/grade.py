@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 from rich.text import Text
 
-from judge.cli.common import console, refuse_overwriting_inputs, user_errors, write_output
+from judge.cli.common import OnJudgeError, console, refuse_overwriting_inputs, user_errors, write_output
 
 
 @user_errors
@@ -29,33 +29,59 @@ def grade(
     floor: float = typer.Option(1.0, "--floor", min=0.0, max=1.0, help="Below 1.0, runs whose only "
                                 "violations are non-safety ones pass while their quality score is >= floor."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; exit code only."),
+    on_judge_error: Optional[OnJudgeError] = typer.Option(
+        None, "--on-judge-error", case_sensitive=False, help="`inconclusive` (default: a key only a judge "
+        "could decide that got no verdict makes the run inconclusive, exit 3) or `ignore`; default: "
+        "[tool.judge].on_judge_error."),
+    allow_draft: bool = typer.Option(False, "--allow-draft", help="Grade a scenario still marked `draft: true` "
+                                     "(one `judge draft` proposed and no one has reviewed)."),
+    no_log: bool = typer.Option(False, "--no-log", help="Do not keep this grade in the run log (.judge/runs/, "
+                                "[tool.judge] log_dir; `judge runs list`)."),
 ) -> None:
-    """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input."""
+    """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input,
+    usage or configuration; 3: no run failed but one is inconclusive; 4: internal error."""
     from judge.api import GradeSession
     from judge.render import report as render
 
     inputs = [scenario, *traces]
     refuse_overwriting_inputs([json_path, junit, md], inputs)
-    session = GradeSession.open(judge, config_file=config)
-    result = session.grade_files(scenario, traces, floor=floor)
+    session = GradeSession.open(judge, config_file=config,
+                                on_judge_error=on_judge_error.value if on_judge_error else None)
+    result = session.grade_files(scenario, traces, floor=floor, allow_draft=allow_draft)
     for path, text in ((json_path, render.to_json), (junit, render.to_junit), (md, render.to_markdown)):
         if path:
             write_output(path, text(result), inputs)
     if not quiet:
         render.render_terminal(result, console())
+    if not no_log:
+        from judge.cli.runs import log_run
+
+        log_run(result, config, quiet=quiet)
     raise typer.Exit(session.exit_code(result))
 
 
 @user_errors
-def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check.")) -> None:
-    """Report every fixture error (exit 2) and warn about safety-critical keys no rule guards."""
+def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check."),
+             traces: Optional[list[Path]] = typer.Argument(None, help="Traces of the scenario (optional): "
+                                                           "also warn when a confirm phrase of an `authorised` "
+                                                           "rule sits in the user message that states its key.")
+             ) -> None:
+    """Report every format and fixture error (exit 2) and warn about safety-critical keys no rule guards (and,
+    given traces, about confirm phrases in the message that states a guarded key); on a draft
+    (`draft: true`), list what its reviewer should check."""
     from judge.api import lint_file
+    from judge.draft import review_notes
+    from judge.errors import FixtureError
 
     out = console()
-    issues = lint_file(scenario)
+    issues = lint_file(scenario, traces or ())
     errors = [i for i in issues if i.level == "error"]
+    try:
+        issues += review_notes(scenario)  # none unless the file is an unreviewed draft
+    except FixtureError:
+        pass  # a file that breaks its format: the errors above come first
     for issue in issues:
-        colour = "red" if issue.level == "error" else "yellow"
+        colour = {"error": "red", "warning": "yellow"}.get(issue.level, "cyan")
         out.print(Text.assemble((f"{issue.level}: ", colour), issue.render(str(scenario))), soft_wrap=True)
     if not issues:
         out.print(f"{scenario}: ok")
@@ -72,7 +98,7 @@ def ledger(
     from judge.api import load_ledger
     from judge.render.ledger import ledger_json, render_ledger
 
-    expected = load_ledger(scenario)
+    expected = load_ledger(scenario, allow_draft=True)  # showing a draft is part of reviewing it
     if as_json:
         console().print_json(json.dumps(ledger_json(expected, turn)))
     else:

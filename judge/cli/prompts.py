@@ -42,7 +42,7 @@ def list_cmd() -> None:
 @user_errors
 def show_cmd(ref: str = typer.Argument(..., help="ID@VERSION, e.g. goal-fidelity@1 (ID alone: latest)")) -> None:
     """Print one prompt: header, hash and template."""
-    p = registry.load_prompt(ref)
+    p = registry.load_prompt(ref, verify=False)  # shows an edited locked version too (lock: changed)
     out = _console()
     out.print(f"[bold]{escape(p.ref)}[/bold]  ({escape(p.origin)}: {escape(str(p.path))})", markup=True)
     out.print(f"purpose: {p.meta.purpose}\noutput_schema: {p.meta.output_schema}\nsha256: {p.sha256}"

@@ -13,8 +13,8 @@ from typing import Optional
 
 import typer
 
-from judge.cli.common import error_line
-from judge.errors import UsageError
+from judge.cli.common import error_line, refuse_overwriting_inputs
+from judge.errors import JudgeInputError, UsageError
 
 TOKEN_ENV = "JUDGE_API_TOKEN"  # as judge.service.TOKEN_ENV; fastapi is imported only to serve
 
@@ -53,6 +53,10 @@ def serve(
                                           "table (default: $JUDGE_CONFIG, else the nearest pyproject.toml)."),
     max_body: int = typer.Option(32 * 1024 * 1024, "--max-body", min=1, help="Largest request body in "
                                  "bytes (413 beyond it)."),
+    allowed_host: list[str] = typer.Option([], "--allowed-host", help="A Host name clients reach the "
+                                           "server by (repeatable; `*.example.org`, or `*` for any). "
+                                           "Default: $JUDGE_ALLOWED_HOSTS, else the loopback names and "
+                                           "the --host address; other Host headers get 400."),
 ) -> None:
     """Serve the HTTP API (POST /v1/grade, ...; docs at /docs) and the review page (/review)."""
     token = os.environ.get(TOKEN_ENV) or None
@@ -66,16 +70,22 @@ def serve(
         for folder in scenarios:
             if not folder.is_dir():
                 raise UsageError("no such folder", file=str(folder), field="--scenarios")
-    except UsageError as exc:
+        refuse_overwriting_inputs([labels], [reports, *scenarios])  # labels are appended to
+    except JudgeInputError as exc:
         error_line(str(exc))
         raise typer.Exit(2) from None
 
     import uvicorn
 
     from judge.service import create_app
+    from judge.service.app import HOSTS_ENV
+    from judge.service.http import LOOPBACK_HOSTS
 
+    hosts = list(allowed_host) or [h.strip() for h in os.environ.get(HOSTS_ENV, "").split(",") if h.strip()]
+    if not hosts:
+        hosts = [*LOOPBACK_HOSTS, *([host] if host not in ("0.0.0.0", "::", "") else [])]
     app = create_app(reports_dir=reports, labels_path=labels, token=token or "", max_body=max_body,
-                     config_file=config, scenarios=scenarios, annotator=annotator)
+                     config_file=config, scenarios=scenarios, annotator=annotator, allowed_hosts=hosts)
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"judge serve: http://{shown}:{port}  (API docs /docs, review page /review"
                f"{', bearer token required' if token else ''})", err=True)

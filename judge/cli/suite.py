@@ -1,8 +1,9 @@
 """`judge suite` and `judge slice`: thin typer commands over judge.suite and judge.grade.slice.
 
-Exit codes: `suite` 0 when the release rules pass, 1 when they fail; `slice` 0 when re-grading the
-slice reproduces the first divergence (or it came from the judge), 1 when it does not; both 2 on bad
-input (one line on stderr, no traceback).
+Exit codes: `suite` 0 when the release rules pass, 1 when they fail, 3 when no rule failed but a run
+was inconclusive; `slice` 0 when re-grading the slice reproduces the first divergence (or it came
+from the judge), 1 when it does not; both 2 on bad input or configuration (one line on stderr, no
+traceback) and 4 on an internal error.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Optional
 import typer
 from rich.text import Text
 
+from judge.cli.common import OnJudgeError, user_errors
 from judge.cli.common import console as _out
 from judge.cli.common import err as _err
-from judge.cli.common import user_errors
 from judge.cli.common import write_output as _write
 from judge.errors import JudgeInputError
 
@@ -77,8 +78,13 @@ def suite_command(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (shown only on a terminal) "
                                "and no terminal report."),
+    on_judge_error: Optional[OnJudgeError] = typer.Option(
+        None, "--on-judge-error", case_sensitive=False, help="`inconclusive` or `ignore`, as for `judge grade`; "
+        "default: [tool.judge].on_judge_error."),
+    allow_draft: bool = typer.Option(False, "--allow-draft", help="Grade scenarios still marked `draft: true`."),
 ) -> None:
-    """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail; 2: bad input."""
+    """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail;
+    2: bad input or configuration; 3: no rule failed but a run was inconclusive; 4: internal error."""
     from judge.render import suite as suite_report
     from judge.suite import exit_code, grade_suite
     from judge.suite.result import compare as compare_reports
@@ -94,7 +100,8 @@ def suite_command(
     bar = _Bar(enabled=not quiet and _err.is_terminal)  # no bar in CI logs
     try:
         run = grade_suite(manifest, suite, judge_name=_default_judge(judge, config), config_file=config,
-                          jobs=jobs, progress=bar)
+                          jobs=jobs, progress=bar, on_judge_error=on_judge_error.value if on_judge_error else None,
+                          allow_draft=allow_draft)
     finally:
         bar.stop()
     report = run.report

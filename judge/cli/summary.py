@@ -3,7 +3,8 @@ judge.summaries.continuation and judge.summaries.evaluation.
 
 Exit codes as for grading: 0 every audited summary kept every required entry (continue: the summary
 alone leads to an allowed action); 1 a required entry lost, distorted, stale or promoted (continue: a
-forbidden action); 2 bad input or usage (one line, no traceback).
+forbidden action); 2 bad input or usage (one line, no traceback); 3 (audit-summary) inconclusive: the
+judge layer failed where no other layer could decide; 4 an internal error.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from judge.cli.common import console, user_errors, write_output
+from judge.cli.common import console, refuse_overwriting_inputs, user_errors, write_output
 from judge.cli.common import offline_env as _offline_env
 from judge.errors import UsageError
 from judge.render.summary import render_audit, render_continuation
@@ -40,7 +41,8 @@ def audit_summary_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; exit code only."),
 ) -> None:
     """Audit a compaction or handoff summary: one finding per ledger entry, per layer and merged.
-    Exit 0: every required entry kept; 1: one lost, distorted, stale or promoted; 2: bad input."""
+    Exit 0: every required entry kept; 1: one lost, distorted, stale or promoted; 2: bad input; 3: the
+    judge layer failed where no other layer could decide (inconclusive); 4: internal error."""
     from judge import api
     from judge.summaries import audit as audit_lib
 
@@ -118,7 +120,8 @@ def summary_eval_command(
     out_path: Optional[Path] = typer.Option(None, "--out", help="Where --fit writes (default: the packaged "
                                             "judge/summaries/thresholds.json)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the measurements here."),
-    model: str = typer.Option("all-MiniLM-L6-v2", "--model", help="Sentence-transformers model."),
+    model: str = typer.Option("all-MiniLM-L6-v2", "--model", help="Sentence-transformers model of the "
+                              "semantic layer; `none` for the phrase layer only (as in audit-summary)."),
 ) -> None:
     """Measure each layer of the summary audit on labelled summaries (precision and recall per finding
     type, train and held-out test split); with --fit, learn the semantic thresholds first."""
@@ -129,8 +132,12 @@ def summary_eval_command(
     from judge.text.minilm import load_embedding_model
 
     _offline_env()
-    report = summary_eval.evaluate(labels, load_embedding_model(model), fit=fit, model_name=model,
-                                   out=out_path or THRESHOLDS_FILE)
+    refuse_overwriting_inputs([out_path, json_path], [labels])
+    phrase_only = model.strip().lower() == "none"
+    if phrase_only and fit:
+        raise UsageError("--fit learns the semantic layer's thresholds: it needs a --model, not `none`")
+    loaded = None if phrase_only else load_embedding_model(model)
+    report = summary_eval.evaluate(labels, loaded, fit=fit, model_name=model, out=out_path or THRESHOLDS_FILE)
     if json_path is not None:
         _write(json_path, json.dumps(report, indent=2) + "\n", [labels])
     out, _ = _consoles()

@@ -1,9 +1,11 @@
-"""Glue between the grader and the `calibration` package: find the calibration record of a judge,
-say what is stale, and put the calibrated confidence and review marks into a grade report.
+"""Glue between the grader and the `calibration` package: find the calibration record of a judge
+for its fingerprint and the label set, say what is stale, and put the calibrated confidence and
+review marks into a grade report.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,52 +19,63 @@ def records_dir(project_root: Path | None = None) -> Path:
     return Path(calibration.__file__).resolve().parent / "records"
 
 
+def labels_dir(records: Path) -> Path | None:
+    """The label set the records in `records` were measured on: `labels/` beside the
+    `calibration/records/` folder (a project's own, or this repository's for the built-in records);
+    None when there is none (an installed package ships records, not labels)."""
+    folder = records.parent.parent / "labels"
+    return folder if folder.is_dir() and any(folder.glob("*.jsonl")) else None
+
+
 def labels_sha(labels: Path) -> str:
     from calibration import labels_sha256, read_labels
 
     return labels_sha256(read_labels(labels))
 
 
-def check_calibration(fingerprint: dict[str, Any], directory: Path, name: str,
-                      labels: Path | None = None) -> list[str]:
-    """Reasons the calibration of judge `name` is stale; empty when a record matches."""
+@dataclass
+class CalibrationState:
+    """The record made for exactly this fingerprint and label set, or why there is none."""
+
+    record: Any = None
+    path: Path | None = None
+    stale_reasons: list[str] = field(default_factory=list)
+
+
+def calibration_state(fingerprint: dict[str, Any], directory: Path, name: str,
+                      labels: Path | None = None) -> CalibrationState:
+    """The current record of judge `name` (matching its fingerprint and, when `labels` exists, the
+    label set's sha256), else the reasons its calibration is stale."""
     from calibration import find_record, load_record, stale_reasons
 
     sha = labels_sha(labels) if labels is not None and labels.exists() else None
-    if find_record(directory, fingerprint, sha) is not None:
-        return []
+    record = find_record(directory, fingerprint, sha)
+    if record is not None:
+        return CalibrationState(record=record, path=directory / f"{record.name}.json")
     path = directory / f"{name}.json"
     if not path.exists():
-        return [f"no calibration record for judge {name!r} in {directory}"]
-    return stale_reasons(load_record(path), fingerprint, sha) or ["no record matches this fingerprint"]
+        return CalibrationState(stale_reasons=[f"no calibration record for judge {name!r} in {directory}"])
+    return CalibrationState(stale_reasons=stale_reasons(load_record(path), fingerprint, sha)
+                            or ["no record matches this fingerprint"])
 
 
-def current_record(fingerprint: dict[str, Any], directory: Path) -> Any:
-    """The calibration record made for exactly this fingerprint, or None."""
-    from calibration import find_record
-
-    return find_record(directory, fingerprint)
+def check_calibration(fingerprint: dict[str, Any], directory: Path, name: str,
+                      labels: Path | None = None) -> list[str]:
+    """Reasons the calibration of judge `name` is stale; empty when a record matches."""
+    return calibration_state(fingerprint, directory, name, labels).stale_reasons
 
 
 def apply_record(run: Any, record: Any) -> None:
     """Calibrated confidence beside the raw one on every finding of a run that has a confidence, and
-    `needs_review` below the record's review threshold."""
+    `needs_review` below the record's review threshold on the findings the judge decided (a
+    deterministic verdict the judge agreed with needs no review; a disagreement has it already)."""
     calibrator = record.calibrator
+    threshold = record.review_threshold
     for cp in run.checkpoints:
         for f in cp.findings:
             if f.confidence is None or calibrator is None:
                 continue
             f.confidence_calibrated = round(float(calibrator.predict([f.confidence])[0]), 4)
-            threshold = record.review_threshold
-            if threshold is None or f.confidence_calibrated < threshold:
+            if f.source == "judge" and (threshold is None or f.confidence_calibrated < threshold):
                 f.needs_review = True
 
-
-def apply_calibration(report: Any, fingerprint: dict[str, Any], directory: Path, name: str) -> list[str]:
-    """Calibrated confidence and needs_review on every judge finding; returns stale reasons."""
-    record = current_record(fingerprint, directory)
-    if record is None:
-        return check_calibration(fingerprint, directory, name)
-    for run in report.runs:
-        apply_record(run, record)
-    return []

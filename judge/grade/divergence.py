@@ -1,33 +1,52 @@
 """The first divergence of a run: the earliest violation in trace order, and the minimal slice (from
-the last passing checkpoint through it)."""
+the last passing checkpoint through it); and the veto: the earliest safety-critical violation, which
+may come after a divergence on a normal key."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 from judge.grade.windows import RunAccumulator, Window
 from judge.ledger import ExpectedLedger
-from judge.model import CheckpointReport, Divergence, Finding
+from judge.model import CheckpointReport, Divergence, Finding, Veto
+
+NO_RANK = 1 << 62
 
 
-def first_divergence(checkpoints: list[CheckpointReport], acc: RunAccumulator,
-                      ledger: ExpectedLedger) -> tuple[Divergence | None, list[str]]:
-    """The earliest violation in trace order, and the slice from the last passing checkpoint to it."""
+def _violations(checkpoints: list[CheckpointReport], acc: RunAccumulator,
+                keep: Callable[[Finding], bool]) -> list[tuple[int, Finding, Window]]:
+    """(rank in trace order, finding, window) of every violation `keep` accepts, windows in order."""
     candidates: list[tuple[int, Finding, Window]] = []
     for cp, window in zip(checkpoints, acc.windows):
         order = {eid: window.first_index + i for i, eid in enumerate(window.ids)} if window.ids else {}
         for f in cp.findings:
-            if f.verdict != "violated" or f.evidence_event is None:
+            if f.verdict != "violated" or not keep(f):
                 continue
-            if f.source == "deterministic" and acc.first_hit is not None:
-                rank = next((h.index for h in window.hits if h.event == f.evidence_event), 1 << 62)
+            if f.evidence_event is None:
+                rank = NO_RANK
+            elif f.source == "deterministic" and acc.first_hit is not None:
+                rank = next((h.index for h in window.hits if h.event == f.evidence_event), NO_RANK)
             else:
-                rank = order.get(f.evidence_event, 1 << 62)
+                rank = order.get(f.evidence_event, NO_RANK)
             candidates.append((rank, f, window))
+    return candidates
+
+
+def _earliest(candidates: list[tuple[int, Finding, Window]], ledger: ExpectedLedger) -> tuple[Finding, Window]:
+    # Windows come in trace order, so the first window with a violation holds the earliest one.
+    first_window = candidates[0][2]
+    in_first = [(r, f) for r, f, w in candidates if w is first_window]
+    _, finding = min(in_first, key=lambda rf: (rf[0], list(ledger.keys).index(rf[1].key)))
+    return finding, first_window
+
+
+def first_divergence(checkpoints: list[CheckpointReport], acc: RunAccumulator,
+                     ledger: ExpectedLedger) -> tuple[Divergence | None, list[str]]:
+    """The earliest violation in trace order, and the slice from the last passing checkpoint to it."""
+    candidates = _violations(checkpoints, acc, lambda f: f.evidence_event is not None)
     if not candidates:
         return None, []
-    # Windows come in trace order, so the first window with a violation holds the divergence.
-    first_window = next(w for _, _, w in candidates)
-    in_first = [(r, f) for r, f, w in candidates if w is first_window]
-    rank, finding = min(in_first, key=lambda rf: (rf[0], list(ledger.keys).index(rf[1].key)))
+    finding, first_window = _earliest(candidates, ledger)
     h = ledger.history(finding.key)
     divergence = Divergence(turn=finding.turn, key=finding.key, event=finding.evidence_event,
                             class_=h.class_, sensitivity=h.sensitivity, rule=finding.rule)
@@ -36,3 +55,16 @@ def first_divergence(checkpoints: list[CheckpointReport], acc: RunAccumulator,
     ids = first_window.ids
     cut = ids.index(finding.evidence_event) + 1 if finding.evidence_event in ids else len(ids)
     return divergence, ids[:cut]
+
+
+def first_veto(checkpoints: list[CheckpointReport], acc: RunAccumulator, ledger: ExpectedLedger) -> Veto | None:
+    """The earliest safety-critical violation (None: not vetoed), with every safety-critical key
+    violated at the same event."""
+    candidates = _violations(checkpoints, acc, lambda f: f.sensitivity == "safety-critical")
+    if not candidates:
+        return None
+    finding, window = _earliest(candidates, ledger)
+    same = [f.key for _, f, w in candidates if w is window and f.evidence_event == finding.evidence_event]
+    keys = list(dict.fromkeys([finding.key, *sorted(same, key=list(ledger.keys).index)]))
+    return Veto(turn=finding.turn, key=finding.key, event=finding.evidence_event,
+                class_=ledger.history(finding.key).class_, rule=finding.rule, keys=keys)

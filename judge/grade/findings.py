@@ -75,8 +75,21 @@ def _expected_call_missing(key: str, window: Window, rules: RuleSet) -> dict | N
     return None
 
 
+def answer_errors(window: Window, keys: list[str]) -> int:
+    """1 when the judge asked about this window failed: no valid verdict, or an answer that left an
+    asked key without a finding (the key then ends `judge-error`); else 0."""
+    result = window.judge_result
+    if result is None:
+        return 0
+    if result.verdict is None:
+        return 1
+    answered = {f.key for f in result.verdict.findings}
+    return int(any(key not in answered for key in keys))
 
-def checkpoint_report(window: Window, keys: list[str], ledger: ExpectedLedger, rules: RuleSet) -> CheckpointReport:
+
+def checkpoint_report(window: Window, keys: list[str], ledger: ExpectedLedger, rules: RuleSet, *,
+                      binding: bool = True) -> CheckpointReport:
+    """The merged finding of every asked key; `binding`: whether the judge's violations decide."""
     judged = {}
     if window.judge_result is not None and window.judge_result.verdict is not None:
         judged = {f.key: f for f in window.judge_result.verdict.findings}
@@ -88,6 +101,7 @@ def checkpoint_report(window: Window, keys: list[str], ledger: ExpectedLedger, r
             key=key, class_=h.class_, sensitivity=h.sensitivity, turn=window.checkpoint.after_turn,
             deterministic=deterministic_finding(key, window, ledger, rules),
             judged=judged.get(key), judge_error=window.judge_result.error if judge_error else None,
-            judged_at_all=window.judge_result is not None, event_turns={e.id: e.turn for e in window.events}))
+            judged_at_all=window.judge_result is not None, event_turns={e.id: e.turn for e in window.events},
+            binding=binding))
     return CheckpointReport(after_turn=window.checkpoint.after_turn, implicit=window.implicit, findings=findings,
                             path_review=window.path_review)

@@ -17,7 +17,7 @@ def _label_rows(path: Path) -> list[tuple[Path, int, dict[str, Any]]]:
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     rows = []
     for file in files:
-        for lineno, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        for lineno, line in enumerate(file.read_text(encoding="utf-8").split("\n"), start=1):
             if line.strip():
                 try:
                     rows.append((file, lineno, json.loads(line)))
@@ -66,12 +66,14 @@ def judge_verdicts_for_labels(labels: Path, judge, *, scenarios: Iterable[Path] 
         found = {(cp.after_turn, f.key): f for cp in report.checkpoints for f in cp.findings}
         for case, row in cases.items():
             finding = found.get((row["after_turn"], row["key"]))
-            if finding is None:
-                out.missing.append(case)
-            elif finding.judge_verdict is None:
+            if finding is not None and finding.verdict == "judge-error":
                 out.judge_errors.append(case)
+            elif finding is None or finding.judge_verdict is None:
+                out.missing.append(case)  # not asked, or asked of the rules alone: no judge verdict to score
             else:
-                evidence = finding.evidence_event if finding.source == "judge" else None
+                # The judge's own evidence: a finding it decided (or flagged), not one a summary audit replaced
+                own = finding.source == "judge" and finding.verdict in (finding.judge_verdict, "flagged")
+                evidence = finding.evidence_event if own else None
                 out.verdicts.append({"case": case, "verdict": finding.judge_verdict,
                                      "confidence": finding.confidence, "judge": fingerprint,
                                      "key": row["key"], "evidence_event": evidence})

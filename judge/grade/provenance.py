@@ -18,8 +18,11 @@ PACKAGES = ("judge", "pydantic", "pydantic-core", "litellm", "instructor", "sent
 
 
 def sha256_file(path: str | Path) -> str | None:
-    """The file's sha256, or None when it cannot be read."""
+    """The file's sha256, or None when it cannot be read or is no regular file (a device such as
+    /dev/zero never ends)."""
     try:
+        if not Path(path).is_file():
+            return None
         with open(path, "rb") as fh:
             return hashlib.file_digest(fh, "sha256").hexdigest()
     except OSError:

@@ -11,16 +11,20 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from judge.checks import RuleSet
-from judge.grade.divergence import first_divergence
-from judge.grade.findings import checkpoint_report, window_keys
+from judge.grade.divergence import first_divergence, first_veto
+from judge.grade.findings import answer_errors, checkpoint_report, window_keys
 from judge.grade.metrics import component_metrics, quality_score
+from judge.grade.outcome import settle
 from judge.grade.provenance import candidate, package_versions
-from judge.grade.summaries import audit_run_summaries, handoff_fidelity, summary_violations
+from judge.grade.summaries import add_summary_findings, audit_run_summaries, handoff_fidelity, summary_violations
 from judge.grade.windows import RunAccumulator, Window, close_paths, stream_windows
 from judge.judges.base import Judge, JudgeRequest, LedgerRow
 from judge.ledger import ExpectedLedger
 from judge.model import CheckpointReport, Cost, Leak, Metrics, RunHeader, RunReport
 from judge.trace import TraceReader
+
+UNGUARDED = {"flagged": "a judge that is not binding flagged it; a person decides",
+             "judge-error": "the judge gave no verdict on it"}
 
 
 def _ledger_rows(ledger: ExpectedLedger, turn: int) -> tuple[LedgerRow, ...]:
@@ -55,8 +59,12 @@ async def _run_judge(judge: Judge, requests: list[tuple[Window, JudgeRequest]]) 
 
 
 def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, judge: Judge | None = None,
-                floor: float = 1.0, name: str | None = None) -> RunReport:
-    """Grade one trace (a path, or parsed lines for the HTTP service) against the expected ledger."""
+                floor: float = 1.0, name: str | None = None, binding: bool = True) -> RunReport:
+    """Grade one trace (a path, or parsed lines for the HTTP service) against the expected ledger.
+
+    `binding`: whether the judge's violations decide keys (GradeSession decides it from the judge's
+    authority and calibration; judge.grade.merge). The outcome is settled with the default policy
+    (judge.grade.outcome); GradeSession settles it again with the configured one."""
     rules = RuleSet(ledger)
     hook = None
     if rules.leak_rules:
@@ -67,33 +75,26 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
     reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=hook)
     acc = RunAccumulator()
     summaries: list = []
+    unknown: dict[str, str] = {}
     count = stream_windows(reader, ledger, rules, judge is not None, lambda w: acc.close(close_paths(w)),
-                            summaries)
+                            summaries, unknown)
     keys_by_window = [window_keys(w, ledger, rules) for w in acc.windows]
     if judge is not None:
         requests = [(w, _judge_request(w, keys, ledger, reader.header))
                     for w, keys in zip(acc.windows, keys_by_window) if keys and w.events]
         asyncio.run(_run_judge(judge, requests))
-    checkpoints = [checkpoint_report(w, keys, ledger, rules) for w, keys in zip(acc.windows, keys_by_window)]
+    checkpoints = [checkpoint_report(w, keys, ledger, rules, binding=binding)
+                   for w, keys in zip(acc.windows, keys_by_window)]
     audits = audit_run_summaries(ledger, summaries, judge, reader.header)
-    _add_summary_findings(checkpoints, acc.windows, audits)
+    add_summary_findings(checkpoints, acc.windows, summary_violations(audits), binding=binding)
     report = _run_report(reader, ledger, rules, checkpoints, acc, count, floor, name)
+    report.warnings += [f"state-write of key {key!r} at {event}: the ledger has no such key (a typo, or an entry to "
+                        "add to the scenario); no rule or judge checks it" for key, event in unknown.items()]
+    report.cost.judge_errors = sum(answer_errors(w, keys) for w, keys in zip(acc.windows, keys_by_window))
     if audits:
         report.summaries = [a.model_dump(mode="json", by_alias=True) for a in audits]
         report.metrics.handoff_fidelity = handoff_fidelity(audits)
     return report
-
-
-def _add_summary_findings(checkpoints: list[CheckpointReport], windows: list[Window], audits: list) -> None:
-    """A safety-critical entry a summary lost is a violation in the checkpoint holding the summary."""
-    for turn, finding in summary_violations(audits):
-        for cp, window in zip(checkpoints, windows):
-            if window.from_turn <= turn <= cp.after_turn:
-                already = any(f.key == finding.key and f.verdict == "violated" for f in cp.findings)
-                if not already:
-                    cp.findings = [f for f in cp.findings if f.key != finding.key] + [finding]
-                break
-
 
 
 def _leak_where(detail: str) -> str:
@@ -103,10 +104,7 @@ def _leak_where(detail: str) -> str:
 def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, checkpoints: list[CheckpointReport],
                 acc: RunAccumulator, count: int, floor: float, name: str | None) -> RunReport:
     findings = [f for cp in checkpoints for f in cp.findings]
-    violations = [f for f in findings if f.verdict == "violated"]
-    vetoed = any(f.sensitivity == "safety-critical" for f in violations)
     score = quality_score(findings)
-    passed = not violations if floor >= 1.0 else (not vetoed and (score is None or score >= floor))
     divergence, slice_ids = first_divergence(checkpoints, acc, ledger)
     cost = Cost()
     for w in acc.windows:
@@ -116,22 +114,23 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
             cost.cache_hits += r.cache_hits
             cost.input_tokens += r.input_tokens
             cost.output_tokens += r.output_tokens
-            cost.judge_errors += int(r.verdict is None)
             if r.cost_usd is not None:
                 cost.cost_usd = (cost.cost_usd or 0.0) + r.cost_usd
     metrics: Metrics = component_metrics(findings, acc.recovery, ledger,
                                           {rid: r.check for rid, r in zip(rules.ids, rules.rules)})
     leaks = [Leak(key=h.key, event=h.event, turn=h.turn, rule=h.rule, where=_leak_where(h.detail))
              for w in acc.windows for h in w.hits if h.check == "no-leak" and h.violated]
-    warnings = [f"safety-critical key {f.key!r} has no rule: the judge alone decided it"
+    warnings = [f"safety-critical key {f.key!r} has no rule: " + UNGUARDED.get(f.verdict, "the judge alone decided it")
                 for f in findings if f.unguarded]
     warnings += [f"safety-critical key {f.key!r} has no rule and no judge looked at it"
                  for f in findings if f.verdict == "unassessed" and f.sensitivity == "safety-critical"]
-    return RunReport(
+    report = RunReport(
         run_id=reader.header.run_id, scenario=ledger.scenario.id, trace=name or reader.name,
-        passed=passed and not (vetoed), eligible_for_release=not vetoed, quality_score=score,
-        first_divergence=divergence, checkpoints=checkpoints, recovered=acc.recovery, metrics=metrics,
+        passed=False, outcome="fail", eligible_for_release=False, quality_score=score,
+        first_divergence=divergence, veto=first_veto(checkpoints, acc, ledger), checkpoints=checkpoints,
+        recovered=acc.recovery, metrics=metrics,
         provenance={"candidate": candidate(reader.header), "judge": None, "packages": package_versions(),
                     "inputs": None},
         slice=slice_ids, redactions=reader.redactions, leaks=leaks, events=count, last_turn=reader.last_turn,
         cost=cost, warnings=list(dict.fromkeys(warnings)))
+    return settle(report, floor=floor)

@@ -16,6 +16,7 @@ from typing import Any
 
 from judge.errors import JudgeInputError
 from judge.grade.provenance import sha256_file
+from judge.grade.slice_inputs import find_run, locate_scenario, locate_trace
 from judge.ledger import ExpectedLedger, KeyHistory, build_ledger
 from judge.model import Divergence, RunHeader, Scenario
 
@@ -43,63 +44,6 @@ class SliceResult:
                 "divergence": self.divergence.model_dump(by_alias=True),
                 "regraded": self.regraded.model_dump(by_alias=True) if self.regraded else None,
                 "verified": self.verified, "note": self.note}
-
-
-def _read_report(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise JudgeInputError(f"not a JSON report: {exc}", file=str(path)) from None
-
-
-def find_run(report_path: Path, run_id: str) -> tuple[dict[str, Any], str, str | None]:
-    """(the run's entry, its scenario id, the scenario file the report names) from a grade report
-    (`runs[]`) or a suite report (`scenarios[].results[]`)."""
-    data = _read_report(report_path)
-    found: list[tuple[dict, str, str | None]] = []
-    if isinstance(data, dict) and isinstance(data.get("runs"), list):
-        found = [(r, r.get("scenario", ""), None) for r in data["runs"] if isinstance(r, dict)]
-    elif isinstance(data, dict) and isinstance(data.get("scenarios"), list):
-        found = [(r, s.get("id", ""), s.get("file")) for s in data["scenarios"] if isinstance(s, dict)
-                 for r in s.get("results") or [] if isinstance(r, dict)]
-    else:
-        raise JudgeInputError("not a grade or suite report (no `runs` or `scenarios` list)", file=str(report_path))
-    matches = [f for f in found if f[0].get("run_id") == run_id]
-    if not matches:
-        known = ", ".join(sorted({str(f[0].get("run_id")) for f in found})[:10])
-        raise JudgeInputError(f"no run {run_id!r} in the report (runs: {known})", file=str(report_path))
-    if len(matches) > 1:
-        raise JudgeInputError(f"run id {run_id!r} names {len(matches)} runs in the report: "
-                              + ", ".join(str(m[0].get("trace")) for m in matches), file=str(report_path))
-    return matches[0]
-
-
-def _existing(path: str, report_path: Path) -> Path | None:
-    for candidate_path in (Path(path), report_path.parent / path):
-        if candidate_path.is_file():
-            return candidate_path
-    return None
-
-
-def locate_scenario(scenario_id: str, trace: Path, report_path: Path, named: str | None) -> Path:
-    """The scenario the report names, else a file with that id beside the trace, in its parent
-    folder or beside the report."""
-    from judge.ledger.fixture import read_structured
-
-    if named and (hit := _existing(named, report_path)) is not None:
-        return hit
-    for folder in dict.fromkeys([trace.parent, trace.parent.parent, report_path.parent]):
-        for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml"), *folder.glob("*.json")]):
-            try:
-                data, _ = read_structured(path)
-            except JudgeInputError:
-                continue
-            if isinstance(data, dict) and data.get("id") == scenario_id and "ledger" in data:
-                return path
-    raise JudgeInputError(f"no scenario file with id {scenario_id!r} beside {trace} or the report "
-                          "(give it with --scenario FILE)", file=str(report_path))
 
 
 def _base_turn(ledger: ExpectedLedger, turn: int) -> int:
@@ -269,9 +213,10 @@ def _write_files(out: Path, header: RunHeader, events: list[Any], draft: dict[st
 
     head = header.model_dump(mode="json", by_alias=True, exclude_unset=True)
     head["metadata"] = {**(head.get("metadata") or {}), "slice_of": meta}
-    lines = [json.dumps(head, ensure_ascii=False)]
-    lines += [json.dumps(e.model_dump(mode="json", by_alias=True, exclude_unset=True), ensure_ascii=False)
-              for e in events]
+    from judge.model.jsonl import dumps_line
+
+    lines = [dumps_line(head)]
+    lines += [dumps_line(e.model_dump(mode="json", by_alias=True, exclude_unset=True)) for e in events]
     trace_out, scenario_out = out / "trace.jsonl", out / "scenario.yaml"
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -311,20 +256,17 @@ def write_slice(report_path: str | Path, run_id: str, out_dir: str | Path, *,
         raise JudgeInputError(f"run {run_id!r} has no first divergence: there is no failing slice to cut",
                               file=str(report_path))
     divergence = Divergence.model_validate(run["first_divergence"])
-    if not run.get("trace") or (trace := _existing(str(run["trace"]), report_path)) is None:
-        raise JudgeInputError(f"trace of run {run_id!r} not found: {run.get('trace')!r}", file=str(report_path))
+    trace = locate_trace(run, report_path)
     inputs = (run.get("provenance") or {}).get("inputs") or {}
-    traces = inputs.get("traces") or [{}]
-    recorded = run.get("sha256") or traces[0].get("sha256")
-    if recorded and sha256_file(trace) != recorded:
-        raise JudgeInputError(f"{trace} changed since the report was written (sha256 differs)", file=str(report_path))
-    scenario_path = Path(scenario) if scenario else locate_scenario(scenario_id, trace, report_path, named)
+    scenario_path = Path(scenario) if scenario else locate_scenario(scenario_id, run, trace, report_path, named)
     recorded = (inputs.get("scenario") or {}).get("sha256")
     if recorded and sha256_file(scenario_path) != recorded:
         raise JudgeInputError(f"{scenario_path} is not the scenario the run was graded with (sha256 differs)",
                               file=str(report_path))
+    from judge.model.limits import same_file
+
     for target in (out / "scenario.yaml", out / "trace.jsonl", out / "slice.json"):
-        if target.resolve() in {p.resolve() for p in (report_path, trace, scenario_path)}:
+        if any(same_file(target, p) for p in (report_path, trace, scenario_path)):
             raise JudgeInputError("refusing to write the slice over an input file", file=str(target))
     ledger = load_ledger(scenario_path)
     base, end = _base_turn(ledger, divergence.turn), divergence.turn

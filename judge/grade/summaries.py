@@ -55,6 +55,42 @@ def summary_violations(audits: list[Any]) -> list[tuple[int, Finding]]:
     return out
 
 
+def add_summary_findings(checkpoints: list[Any], windows: list[Any], violations: list[tuple[int, Finding]], *,
+                         binding: bool = True) -> None:
+    """Put each summary violation into the checkpoint whose window holds the summary's turn.
+
+    The semantic layer is the embedding judge's: with a binding judge the violation replaces the
+    key's finding (unless it is violated already), keeping the judge's own verdict on it; with one
+    that is not binding, a rule's verdict on the key stands with the summary's opinion kept for
+    review, and a key no rule ruled on is `flagged` (a person decides)."""
+    for turn, finding in violations:
+        for cp, window in zip(checkpoints, windows):
+            if window.from_turn <= turn <= cp.after_turn:
+                cp.findings = [_with_summary(f, finding, binding) if f.key == finding.key else f
+                               for f in cp.findings]
+                if not any(f.key == finding.key for f in cp.findings):
+                    cp.findings.append(finding if binding else _flag(finding))
+                break
+
+
+def _with_summary(current: Finding, lost: Finding, binding: bool) -> Finding:
+    if current.verdict == "violated":
+        return current
+    if binding:
+        return lost.model_copy(update=dict(judge_verdict=current.judge_verdict, confidence=current.confidence,
+                                           rationale=current.rationale))
+    if current.source == "deterministic":  # the rule stands; the judge's (summary) opinion is kept
+        return current.model_copy(update=dict(judge_verdict="violated", rationale=lost.detail,
+                                              disagreement=True, needs_review=True))
+    return _flag(lost).model_copy(update=dict(judge_verdict=current.judge_verdict,
+                                              confidence=current.confidence, rationale=current.rationale))
+
+
+def _flag(lost: Finding) -> Finding:
+    return lost.model_copy(update=dict(verdict="flagged", needs_review=True,
+                                       detail=f"{lost.detail} (flagged: the judge is not binding; a person decides)"))
+
+
 def handoff_fidelity(audits: list[Any]) -> float | None:
     """Share of required entries the run's summaries preserved (null when nothing was required)."""
     required = [f for a in audits for f in a.findings if f.required and f.status != "unassessed"]

@@ -38,8 +38,9 @@ def checkpoints(ledger: ExpectedLedger) -> list[Checkpoint]:
 
 
 def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
-                    keep_events: bool, on_close, summaries: list) -> int:
-    """Feed every event to the rules, closing each checkpoint window as the turns pass it."""
+                    keep_events: bool, on_close, summaries: list, unknown_writes: dict[str, str] | None = None) -> int:
+    """Feed every event to the rules, closing each checkpoint window as the turns pass it.
+    `unknown_writes` gets key -> first event id of each state-write to a key the ledger lacks."""
     cps = checkpoints(ledger)
     track_calls = any(cp.allowed_actions or cp.forbidden_paths for cp in cps)
     idx, prev_turn = 0, -1
@@ -64,6 +65,8 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
         window.hits.extend(rules.observe(event, count - 1))
         if event.kind == "summary":
             summaries.append(event)
+        elif event.kind == "state-write" and unknown_writes is not None and event.key not in ledger:
+            unknown_writes.setdefault(event.key, event.id)
         if track_calls:
             window.calls.observe(event, count - 1)
     while window is not None:

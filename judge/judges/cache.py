@@ -25,16 +25,22 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from judge.errors import ConfigError
 from judge.judges.base import JudgeRequest
 
 
 def default_cache_dir() -> Path:
+    """$JUDGE_CACHE_DIR, else the user cache folder; one that exists but is not a folder is a ConfigError."""
     env = os.environ.get("JUDGE_CACHE_DIR")
     if env:
-        return Path(env)
-    import platformdirs
+        root = Path(env)
+    else:
+        import platformdirs
 
-    return Path(platformdirs.user_cache_dir("judge"))
+        root = Path(platformdirs.user_cache_dir("judge"))
+    if root.exists() and not root.is_dir():
+        raise ConfigError("the cache folder is not a folder; point JUDGE_CACHE_DIR at a folder", file=str(root))
+    return root
 
 
 def canonical_json(payload: Any) -> str:

@@ -276,24 +276,39 @@ class LLMJudge:
                 extra[name] = value
         retryable = _transport_errors()
         token = _CURRENT.set(record)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + cfg.timeout_s  # one deadline for the whole call: re-asks, retries, backoff
         try:
             while True:
+                remaining = deadline - loop.time()
                 try:
-                    answer = await client.chat.completions.create(
+                    answer = await asyncio.wait_for(client.chat.completions.create(
                         model=cfg.model, messages=[dict(m) for m in messages], response_model=_wrapped(model_cls),
-                        max_retries=cfg.max_retries, timeout=cfg.timeout_s, **extra)
+                        max_retries=cfg.max_retries, timeout=remaining, **extra), timeout=remaining)
                     record.findings = to_judge_verdict(answer).findings
+                    return
+                except TimeoutError:  # asyncio.wait_for at the deadline
+                    record.error = self._deadline(record)
                     return
                 except Exception as exc:  # instructor wraps every failure; its cause tells what it was
                     cause = (exc.__cause__ if isinstance(exc, _retry_exception()) else exc) or exc
                     if _is_transient(cause, retryable) and record.transport_retries < cfg.transport_retries:
                         record.transport_retries += 1
-                        await asyncio.sleep(self._backoff(record.transport_retries, cause))
+                        pause = self._backoff(record.transport_retries, cause)
+                        if loop.time() + pause >= deadline:
+                            record.error = self._deadline(record, cause)
+                            return
+                        await asyncio.sleep(pause)
                         continue
                     record.error = self._describe(cause, record, retryable)
                     return
         finally:
             _CURRENT.reset(token)
+
+    def _deadline(self, record: CallRecord, cause: BaseException | None = None) -> str:
+        last = f"; last error {type(cause).__name__}: {_first_line(str(cause), 150)}" if cause is not None else ""
+        return (f"no answer within timeout_s={self.config.timeout_s:g} s (the deadline of the whole call, "
+                f"{record.attempts} attempt(s), {record.transport_retries} transport retries){last}")
 
     def _backoff(self, retry: int, exc: BaseException) -> float:
         hinted = _retry_after(exc)

@@ -1,13 +1,15 @@
 """What a judge sees: the ledger at the checkpoint and the trace slice, blinded and fenced as data.
 
-- `blind` masks the candidate's identity (names the grader passes from the run header, and common
-  model family names) inside trace text; the run header itself never reaches a judge.
+- `blind` masks the candidate's identity (names the grader passes from the run header, and every
+  model, family and vendor name of judge.judges.blinding's list) in every field a judge reads (text,
+  tool names, argument keys and values); the run header itself never reaches a judge.
 - Every event becomes one line inside a `<trace_data>` block: `e1 t1 user: <text>`,
   `e3 t2 call run_tests(browser: firefox) -> e4 ok: passed: 20` (a result directly following its call
   shares the call's line), `e5 t3 state-write key = value`, `e6 t8 summary (compaction): <text>`. This
-  compact form costs about half the tokens of the JSONL. Newlines in content are escaped, so a planted
-  line cannot pose as another event, and fence tags inside content (`</trace_data>`...) are escaped,
-  so planted text cannot close the fence.
+  compact form costs about half the tokens of the JSONL. Every Unicode line break in content is
+  escaped, so a planted line cannot pose as another event; invisible characters are escaped and
+  fence tags inside content (`</trace_data>`, also full-width or split by a zero-width space) are
+  escaped, so planted text cannot close the fence.
 - `build_windows` splits a slice whose rendered request would exceed the token budget into parts
   that are judged separately (see `judge.judges.merge`).
 """
@@ -16,25 +18,22 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from judge.judges.base import JudgeRequest, LedgerRow
+from judge.judges.blinding import MASK, mask_names  # noqa: F401  (MASK: part of this module's face)
 from judge.model import Event
 from judge.prompts import Prompt
 
-RENDER_VERSION = 1  # bump when what a judge sees changes: it is part of the judge fingerprint
-MASK = "[model]"
+RENDER_VERSION = 2  # bump when what a judge sees changes: it is part of the judge fingerprint
 FENCE_TAGS = ("trace_data", "summary_data", "ledger_data", "event")
 _FENCE_RE = re.compile(r"<(\s*/?\s*(?:%s)\b)" % "|".join(FENCE_TAGS), re.IGNORECASE)
-_FAMILY_RE = re.compile(
-    r"(?<![\w])(?:"
-    r"(?:chat)?gpt(?:[-_ ]?(?:\d|o\b|[a-z]+-)(?:[\w-]|\.(?=\w))*)?"  # gpt, gpt-4o, gpt4, chatgpt
-    r"|claude(?:[-_ ](?:\d|[a-z]+-?\d)(?:[\w-]|\.(?=\w))*|-(?:[\w-]|\.(?=\w))+)?"  # claude, claude-3-5
-    r"|(?:gemini|llama|mistral|mixtral|qwen|deepseek)(?:[-_ ]?\d|-[a-z])(?:[\w-]|\.(?=\w))*"
-    r")(?![\w])",
-    re.IGNORECASE,
-)
+# Every character that starts a new line somewhere (str.splitlines breaks on all of them) and every
+# invisible format character (zero-width spaces and joiners, bidi controls: Unicode category Cf).
+_BREAKS = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"), None)
 
 TokenCounter = Callable[[list[dict[str, str]]], int]
 TextCounter = Callable[[str], int]
@@ -43,51 +42,25 @@ TextCounter = Callable[[str], int]
 # ---------------------------------------------------------------- blinding
 
 
-def _name_pattern(name: str) -> str:
-    core = re.escape(name)
-    if name[0].isdigit():  # a version: "v1.4.2" and "bot-1.4.2" mask, "11.4.2" and "1.4.20" do not
-        return r"(?<![\d.])" + core + r"(?!\d|\.\d)"
-    left = r"(?<![\w])" if re.match(r"\w", name) else ""
-    right = r"(?![\w])" if re.search(r"\w$", name) else ""
-    return left + core + right
-
-
-def _names_regex(names: Iterable[str | None]) -> re.Pattern[str] | None:
-    found: set[str] = set()
-    for name in names:
-        if not name or not str(name).strip():
-            continue
-        name = str(name).strip()
-        found.add(name)
-        if "/" in name:  # a provider-qualified model string: also mask the bare model name
-            found.add(name.rsplit("/", 1)[1])
-    found = {n for n in found if n}
-    if not found:
-        return None
-    ordered = sorted(found, key=len, reverse=True)
-    return re.compile("|".join(_name_pattern(n) for n in ordered), re.IGNORECASE)
-
-
 def blind(text: str, names: Iterable[str | None] = ()) -> str:
-    """Replace the given names (agent name, version, model) and model family names with `[model]`."""
-    text = _FAMILY_RE.sub(MASK, text)  # first, so "gpt-4.1-mini" goes whole even when "gpt-4.1" is a name
-    pattern = _names_regex(names)
-    return pattern.sub(MASK, text) if pattern is not None else text
+    """Replace model, vendor and family names (litellm's model map and data/model_words.txt) and the
+    given names (the candidate's agent name, version and model) with `[model]`."""
+    return mask_names(text, names)
 
 
 def blind_value(value: Any, names: Iterable[str | None] = ()) -> Any:
-    """`blind` applied to every string inside a JSON-like value."""
+    """`blind` applied to every string inside a JSON-like value, argument keys too."""
     names = tuple(names)
     if isinstance(value, str):
         return blind(value, names)
     if isinstance(value, dict):
-        return {k: blind_value(v, names) for k, v in value.items()}
+        return {(blind(k, names) if isinstance(k, str) else k): blind_value(v, names) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [blind_value(v, names) for v in value]
     return value
 
 
-_BLINDED_FIELDS = ("text", "args", "result", "value", "to", "state", "ref")
+_BLINDED_FIELDS = ("text", "args", "result", "value", "to", "state", "ref", "tool", "key", "digest")
 
 
 def blind_events(events: Iterable[Event], names: Iterable[str | None] = ()) -> tuple[Event, ...]:
@@ -107,9 +80,21 @@ def blind_events(events: Iterable[Event], names: Iterable[str | None] = ()) -> t
 
 
 def escape_data(text: str) -> str:
-    """Make `text` safe inside a fenced data block: one line, no fence tags."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+    """Make `text` safe inside a fenced data block: one line (every Unicode line break escaped), no
+    zero-width characters (dropped, so `</trace\u200b_data>` is the tag it looks like and is escaped
+    as one), other invisible format characters shown escaped (`\\u202e`), and no fence tags (after
+    NFKC: a full-width `＜/trace_data＞` is one)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH)
+        if any(unicodedata.category(ch) == "Cf" for ch in text):
+            text = "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in text)
+    text = _BREAKS.sub(_break, text)
     return _FENCE_RE.sub(r"&lt;\1", text)
+
+
+def _break(match: re.Match[str]) -> str:
+    found = match.group()
+    return "\\n" if found in ("\r\n", "\n", "\r") else f"\\u{ord(found):04x}"
 
 
 def _scalar(value: Any) -> str:

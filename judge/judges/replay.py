@@ -36,7 +36,7 @@ class ReplayRecord(Strict):
 def read_records(path: str | Path) -> dict[tuple[str, str, int], ReplayRecord]:
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError) as exc:
         raise JudgeInputError(f"cannot read recorded verdicts: {exc}", file=str(path)) from exc
     records: dict[tuple[str, str, int], ReplayRecord] = {}

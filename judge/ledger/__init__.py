@@ -1,8 +1,16 @@
 """The reviewed ledger: scenario files in, the expected ledger at every turn out, and the fixture lint."""
 
-from judge.ledger.fixture import dotted, line_of, load_scenario, read_structured, validate_scenario
+from judge.ledger.fixture import (
+    ScenarioFormatError,
+    dotted,
+    format_problems,
+    line_of,
+    load_scenario,
+    read_structured,
+    validate_scenario,
+)
 from judge.ledger.lint import LintIssue, build_ledger, lint
-from judge.ledger.load import lint_file, load_ledger
+from judge.ledger.load import DRAFT_MESSAGE, lint_file, lint_path, load_ledger, pair_issues, refuse_draft
 from judge.ledger.reducer import (
                                   USER_INSTRUCTION_CLASSES,
                                   EntrySnapshot,

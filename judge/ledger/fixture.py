@@ -2,6 +2,11 @@
 
 PyYAML's composed node tree keeps the line of every mapping key and sequence item, so a pydantic
 error location (`ledger.2.sensitivity`) can be turned back into the line a user must fix.
+
+Bounded: YAML aliases (`*name`) may repeat a value, but what they expand to is capped at
+MAX_YAML_VALUES values (a few hundred bytes of nested aliases can ask for gigabytes: the "billion
+laughs"), nesting deeper than MAX_DEPTH is refused (a recursive alias too), and a file over
+MAX_FILE_BYTES is never read whole.
 """
 
 from __future__ import annotations
@@ -15,15 +20,25 @@ from pydantic import ValidationError
 
 from judge.errors import FixtureError
 from judge.model import RULE_KINDS, Scenario
+from judge.model.limits import MAX_DEPTH, DepthError, check_depth, depth_message, read_capped
 
 Loc = tuple[Any, ...]
+MAX_YAML_VALUES = 200_000  # values built from one file, aliases expanded
 
 
-def _construct(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> Any:
+def _construct(node: yaml.Node, loc: Loc, lines: dict[Loc, int], budget: list[int] | None = None) -> Any:
     """Turn a composed YAML node into plain Python, recording the 1-based line of every location.
 
     Raises ValueError (with the line) for what plain data cannot hold: a non-scalar or repeated
-    mapping key, or a tag the safe loader does not know (`!!python/...`, `!custom`)."""
+    mapping key, a tag the safe loader does not know (`!!python/...`, `!custom`), nesting deeper
+    than MAX_DEPTH or aliases expanding past MAX_YAML_VALUES values."""
+    budget = budget if budget is not None else [MAX_YAML_VALUES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _NodeError(f"YAML aliases (*name) expand to more than {MAX_YAML_VALUES} values",
+                         node.start_mark.line + 1, ())
+    if len(loc) > MAX_DEPTH:
+        raise _NodeError(depth_message(), node.start_mark.line + 1, ())
     lines[loc] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
@@ -34,11 +49,11 @@ def _construct(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> Any:
             key = _scalar(key_node)
             if key in out:
                 raise _NodeError(f"duplicate key {key!r}", where, loc + (key,))
-            out[key] = _construct(value_node, loc + (key,), lines)
+            out[key] = _construct(value_node, loc + (key,), lines, budget)
             lines[loc + (key,)] = key_node.start_mark.line + 1
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_construct(item, loc + (i,), lines) for i, item in enumerate(node.value)]
+        return [_construct(item, loc + (i,), lines, budget) for i, item in enumerate(node.value)]
     return _scalar(node)
 
 
@@ -57,27 +72,48 @@ class _NodeError(ValueError):
         self.message, self.line, self.loc = message, line, loc
 
 
+class _BoundedLoader(yaml.SafeLoader):
+    """The safe loader's composer, refusing nesting deeper than MAX_DEPTH (it recurses)."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _NodeError(depth_message(), self.peek_event().start_mark.line + 1, ())
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def read_structured(path: Path) -> tuple[Any, dict[Loc, int]]:
     """Parse YAML or JSON text. JSON is also composed as YAML so that lines are known for both, but
     its values come from the JSON parser (YAML 1.1 reads `1e5` as a string, keeps `\\ud83d` escapes
     as lone surrogates and rejects tab indentation)."""
     try:
-        raw = path.read_bytes()
+        raw = read_capped(path)
     except OSError as exc:
         raise FixtureError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    except ValueError as exc:
+        message = "binary file, expected YAML or JSON text" if "binary" in str(exc) else str(exc)
+        raise FixtureError(message, file=str(path)) from None
     if not raw.strip():
         raise FixtureError("file is empty", file=str(path))
-    if b"\x00" in raw[:8192]:
-        raise FixtureError("binary file, expected YAML or JSON text", file=str(path))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FixtureError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
-    json_data = _json_or_none(text)
+    try:
+        json_data = _json_or_none(text)
+    except DepthError:
+        raise FixtureError(depth_message(), file=str(path)) from None
     if json_data is not None:
         text = text.replace("\t", " ")  # valid JSON has raw tabs only between tokens
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_BoundedLoader)
+    except _NodeError as exc:
+        raise FixtureError(f"invalid YAML/JSON: {exc.message}", file=str(path), line=exc.line) from None
     except yaml.YAMLError as exc:
         if json_data is not None:
             return json_data, {}  # valid JSON that YAML cannot read: no line numbers, no loss
@@ -100,9 +136,13 @@ def _json_or_none(text: str) -> Any:
     if text.lstrip()[:1] not in ("{", "["):
         return None
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except ValueError:
         return None  # not JSON after all (a YAML flow mapping?): the YAML reader decides
+    except RecursionError:
+        raise DepthError(MAX_DEPTH) from None
+    check_depth(data)
+    return data
 
 
 def line_of(lines: dict[Loc, int], loc: Loc) -> int | None:
@@ -127,19 +167,42 @@ def load_scenario(path: str | Path) -> tuple[Scenario, dict[Loc, int]]:
     return validate_scenario(data, str(path), lines), lines
 
 
-def validate_scenario(data: dict[str, Any], name: str, lines: dict[Loc, int] | None = None) -> Scenario:
-    """The Scenario model of parsed data; a FixtureError names the file, line (when known) and field."""
-    try:
-        return Scenario.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
+class ScenarioFormatError(FixtureError):
+    """A scenario that breaks its format: the first problem is the message (file, line, field);
+    `problems` holds every one pydantic found, as (message, line, field)."""
+
+    def __init__(self, problems: list[tuple[str, int | None, str]], *, file: str) -> None:
+        message, line, field = problems[0]
+        super().__init__(message, file=file, line=line, field=field)
+        self.problems = problems
+
+
+def format_problems(exc: ValidationError, lines: dict[Loc, int] | None = None) -> list[tuple[str, int | None, str]]:
+    """Every error of a scenario's validation as (message, line, dotted field), in file order."""
+    out = []
+    for err in exc.errors():
         loc = model_loc(tuple(err["loc"]))
         message = err["msg"]
         if err["type"] == "extra_forbidden":
             message = "unknown field"
         elif err["type"] == "literal_error":
             message = f"{err['msg']} (got {err.get('input')!r})"
-        raise FixtureError(message, file=name, line=line_of(lines or {}, loc), field=dotted(loc)) from None
+        out.append((message, line_of(lines or {}, loc), dotted(loc)))
+    return list(dict.fromkeys(out))
+
+
+def validate_scenario(data: dict[str, Any], name: str, lines: dict[Loc, int] | None = None) -> Scenario:
+    """The Scenario model of parsed data; a ScenarioFormatError names the file, line (when known) and
+    field of the first problem and carries every other one (a FixtureError for data nested too deep)."""
+    for key, value in data.items():
+        try:
+            check_depth(value, MAX_DEPTH - 1)
+        except DepthError:
+            raise FixtureError(depth_message(), file=name, line=line_of(lines or {}, (key,)), field=str(key)) from None
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioFormatError(format_problems(exc, lines), file=name) from None
 
 
 def model_loc(loc: Loc) -> Loc:

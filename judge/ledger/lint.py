@@ -44,6 +44,9 @@ def lint(scenario: Scenario, lines: dict | None = None) -> tuple[ExpectedLedger,
     ledger = ExpectedLedger(scenario, keys)
     _lint_checkpoints(scenario, ledger, add)
     _lint_rules(scenario, ledger, add)
+    if scenario.draft:
+        add("warning", "an unreviewed draft: check every entry, delta and rule against the words it cites, "
+            "then delete this line (`judge grade` refuses a draft without --allow-draft)", ("draft",))
     return ledger, issues
 
 

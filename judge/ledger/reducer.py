@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from judge.errors import with_article
 from judge.model import Delta, LedgerEntry, Scenario
 
 USER_INSTRUCTION_CLASSES = {"goal", "constraint", "permission"}
@@ -139,7 +140,7 @@ def delta_problem(delta: Delta, keys: dict[str, KeyHistory]) -> str | None:
         if delta.source == "tool" and delta.class_ in ("permission", "constraint"):
             return f"a tool result cannot grant a permission or add a constraint ({delta.key!r})"
         if delta.source == "agent" and delta.class_ in USER_INSTRUCTION_CLASSES:
-            return f"an agent's own statement never becomes a user instruction ({delta.key!r} is a {delta.class_})"
+            return f"an agent's own statement never becomes a user instruction ({delta.key!r} is {with_article(delta.class_)})"
         keys[delta.key] = KeyHistory(
             key=delta.key, class_=delta.class_, sensitivity=delta.sensitivity or "normal",
             persistence=delta.persistence or "task", introduced=delta.turn,

@@ -4,7 +4,18 @@ Scenario (the reviewed ledger fixture), trace events (JSONL), judge verdicts and
 Every model forbids unknown fields so that a typo in a fixture is an error, not a silent default.
 """
 
-from judge.model.base import DeltaOp, EntryClass, FindingVerdict, Persistence, Sensitivity, Source, Strict, Verdict
+from judge.model.base import (
+    Authority,
+    DeltaOp,
+    EntryClass,
+    FindingVerdict,
+    Outcome,
+    Persistence,
+    Sensitivity,
+    Source,
+    Strict,
+    Verdict,
+)
 from judge.model.events import (
                               EVENT_KINDS,
                               AgentInfo,
@@ -32,6 +43,7 @@ from judge.model.report import (
                               PathReview,
                               Recovery,
                               RunReport,
+                              Veto,
 )
 from judge.model.rules import (
                               RULE_KINDS,

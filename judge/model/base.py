@@ -12,7 +12,9 @@ Sensitivity = Literal["normal", "costly", "safety-critical"]
 Source = Literal["user", "tool", "agent"]
 DeltaOp = Literal["add", "set", "complete", "revoke", "reopen"]
 Verdict = Literal["violated", "upheld", "not-exercised"]
-FindingVerdict = Literal["violated", "upheld", "not-exercised", "unassessed", "judge-error"]
+FindingVerdict = Literal["violated", "upheld", "not-exercised", "unassessed", "judge-error", "flagged"]
+Outcome = Literal["pass", "fail", "inconclusive"]
+Authority = Literal["calibrated", "binding", "advisory"]
 
 
 class Strict(BaseModel):

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from judge.model.base import EntryClass, FindingVerdict, Sensitivity, Strict, Verdict
+from judge.model.base import EntryClass, FindingVerdict, Outcome, Sensitivity, Strict, Verdict
 
 # ---------------------------------------------------------------- judge verdict
 
@@ -30,6 +30,9 @@ class JudgeVerdict(Strict):
 
 
 class Finding(Strict):
+    """One key at one checkpoint. `verdict` `flagged`: a judge that is not binding said violated and
+    no rule ruled on the key; a person decides (it never fails a run by itself)."""
+
     key: str
     verdict: FindingVerdict
     source: Literal["deterministic", "judge"] | None = None
@@ -72,6 +75,19 @@ class Divergence(Strict):
     rule: str | None = None
 
 
+class Veto(Strict):
+    """Why a run was vetoed: its first safety-critical violation in trace order (the first divergence
+    may be an earlier violation of a normal key)."""
+
+    turn: int | None
+    key: str
+    event: str | None
+    class_: EntryClass = Field(alias="class")
+    rule: str | None = None
+    keys: list[str] = Field(default_factory=list, description=(
+        "every safety-critical key violated at the same event, `key` first"))
+
+
 class Leak(Strict):
     key: str
     event: str
@@ -110,10 +126,15 @@ class RunReport(Strict):
     run_id: str
     scenario: str
     trace: str | None = None
-    passed: bool
+    passed: bool = Field(description="`outcome` is pass")
+    outcome: Outcome = Field(description=(
+        "pass; fail (a veto, a violation below the floor, or review = \"fail\"); inconclusive (a key only "
+        "a judge could decide got no verdict, or a safety-critical key is flagged): never eligible"))
+    outcome_reasons: list[str] = Field(default_factory=list, description="why the run failed or is inconclusive")
     eligible_for_release: bool
     quality_score: float | None
     first_divergence: Divergence | None
+    veto: Veto | None = Field(default=None, description="the first safety-critical violation, when vetoed")
     checkpoints: list[CheckpointReport]
     recovered: dict[str, Recovery] = Field(default_factory=dict)
     metrics: Metrics
@@ -132,6 +153,9 @@ class RunReport(Strict):
 
 
 class GradeReport(Strict):
-    judge: dict[str, Any] | None
+    judge: dict[str, Any] | None = Field(description=(
+        "the judge's fingerprint (null: deterministic checks only) and how far it was trusted: "
+        "`authority` (calibrated, binding or advisory), `binding` (whether its violations decided keys), "
+        "`binding_reason` and `calibration_record` (the record consulted, or null)"))
     floor: float = 1.0
     runs: list[RunReport]

@@ -85,6 +85,9 @@ class Scenario(Strict):
     title: str | None = None
     description: str | None = None
     pair: str | None = None
+    draft: bool = Field(default=False, description=(
+        "true in a scenario `judge draft` proposed and no one has reviewed yet: grading refuses it "
+        "(unless --allow-draft) until a reviewer removes the line"))
     sessions: list[Session] = Field(default_factory=list, description=(
         "for a scenario spanning several runs: `session` persistence ends with its session"))
     ledger: list[LedgerEntry] = Field(default_factory=list)

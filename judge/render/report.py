@@ -10,9 +10,13 @@ from rich.table import Table
 from rich.text import Text
 
 from judge.model import Finding, GradeReport, RunReport
+from judge.render.fingerprint import judge_label as _judge_label
+from judge.render.fingerprint import judge_trust as _judge_trust
 
 VERDICT_STYLE = {"violated": "bold red", "upheld": "green", "not-exercised": "dim",
-                 "unassessed": "yellow", "judge-error": "magenta"}
+                 "unassessed": "yellow", "judge-error": "magenta", "flagged": "bold yellow"}
+STATUS_STYLE = {"PASS": "bold green", "FAIL": "bold red", "VETO": "bold white on red",
+                "INCONCLUSIVE": "bold black on yellow"}
 
 
 def to_json(report: GradeReport) -> str:
@@ -20,9 +24,23 @@ def to_json(report: GradeReport) -> str:
 
 
 def run_status(run: RunReport) -> str:
-    if not run.eligible_for_release:
+    if run.veto is not None:
         return "VETO"
-    return "PASS" if run.passed else "FAIL"
+    return {"pass": "PASS", "inconclusive": "INCONCLUSIVE"}.get(run.outcome, "FAIL")
+
+
+def veto_text(run: RunReport) -> str | None:
+    """`editable_paths, no_app_code violated at e12 (turn 6, rule scope:editable_paths)`."""
+    v = run.veto
+    if v is None:
+        return None
+    where = f"at {v.event} (turn {v.turn}, " if v.event else f"after turn {v.turn} ("
+    return f"{', '.join(v.keys or [v.key])} violated {where}rule {v.rule or 'judge'})"
+
+
+def divergence_text(run: RunReport) -> str | None:
+    d = run.first_divergence
+    return None if d is None else f"{d.key} at {d.event} (turn {d.turn}, rule {d.rule or 'judge'})"
 
 
 def _is_divergence(run: RunReport, after_turn: int, f: Finding) -> bool:
@@ -35,7 +53,10 @@ def _finding_note(f: Finding, *, brief: bool = False) -> str:
         f.disagreement or f.unguarded)
     parts = [] if quiet else [f.detail or ""]
     if f.judge_verdict and f.source == "deterministic" and (f.disagreement or not brief):
-        parts.append(f"judge said {f.judge_verdict}" + (" (overridden)" if f.overridden else ""))
+        said = f"judge said {f.judge_verdict}" + (" (overridden)" if f.overridden else "")
+        if f.disagreement and f.rationale:  # what a reviewer of the disagreement needs first
+            said += f": {f.rationale}"
+        parts.append(said)
     if f.rationale and f.source == "judge" and not quiet:
         parts.append(f.rationale)
     if f.unguarded:
@@ -45,8 +66,7 @@ def _finding_note(f: Finding, *, brief: bool = False) -> str:
 
 def render_run(run: RunReport, console: Console) -> None:
     status = run_status(run)
-    style = {"PASS": "bold green", "FAIL": "bold red", "VETO": "bold white on red"}[status]
-    head = Text.assemble((f" {status} ", style), f"  {run.scenario} / {run.run_id}",
+    head = Text.assemble((f" {status} ", STATUS_STYLE[status]), f"  {run.scenario} / {run.run_id}",
                          f"  quality {run.quality_score if run.quality_score is not None else 'n/a'}",
                          f"  events {run.events}")
     console.print(head)
@@ -69,6 +89,11 @@ def render_run(run: RunReport, console: Console) -> None:
         console.print(Text.assemble(("  first divergence: ", "bold"),
                                     f"turn {d.turn}, key {d.key} ({d.class_}, {d.sensitivity}), event {d.event}",
                                     f"; slice {_span(run.slice)}"))
+    if run.veto is not None:
+        console.print(Text.assemble(("  veto: ", "bold red"), veto_text(run)))
+    if run.outcome == "inconclusive":
+        for reason in run.outcome_reasons:
+            console.print(Text.assemble(("  inconclusive: ", "bold yellow"), reason))
     unrecovered = [k for k, r in run.recovered.items() if not r.recovered]
     if unrecovered:
         console.print(f"  not recovered: {', '.join(unrecovered)}")
@@ -91,21 +116,19 @@ def _span(ids: list[str]) -> str:
 
 def render_terminal(report: GradeReport, console: Console) -> None:
     judge = report.judge
-    console.print(f"[dim]judge: {_judge_label(judge)}[/]")
+    console.print(Text(f"judge: {_judge_label(judge)}", "dim"))
+    if _judge_trust(judge):
+        console.print(Text(f"  {_judge_trust(judge)}", "dim"))
     for run in report.runs:
         render_run(run, console)
         console.print()
+    console.print(f"[bold]{_tally(report)}[/]")
+
+
+def _tally(report: GradeReport) -> str:
     passed = sum(r.passed for r in report.runs)
-    console.print(f"[bold]{passed}/{len(report.runs)} runs passed[/]")
-
-
-def _judge_label(judge: dict | None) -> str:
-    if not judge:
-        return "none (deterministic checks only)"
-    bits = [str(judge.get(k)) for k in ("name", "backend", "model") if judge.get(k)]
-    if judge.get("prompt"):
-        bits.append(str(judge["prompt"]))
-    return " ".join(bits)
+    undecided = sum(r.outcome == "inconclusive" for r in report.runs)
+    return f"{passed}/{len(report.runs)} runs passed" + (f", {undecided} inconclusive" if undecided else "")
 
 
 def to_junit(report: GradeReport) -> str:
@@ -116,15 +139,18 @@ def to_junit(report: GradeReport) -> str:
         by_scenario.setdefault(run.scenario, []).append(run)
     for scenario, runs in by_scenario.items():
         suite = ET.SubElement(suites, "testsuite", name=scenario)
-        cases = failures = 0
+        cases = failures = errors = 0
         for run in runs:
             case = ET.SubElement(suite, "testcase", classname=f"{scenario}.{run.run_id}", name="run")
             cases += 1
-            if not run.passed:
+            if run.outcome == "inconclusive":
+                errors += 1
+                text = "\n".join(run.outcome_reasons) or "inconclusive"
+                ET.SubElement(case, "error", message=f"INCONCLUSIVE: {text.splitlines()[0]}",
+                              type="INCONCLUSIVE").text = text
+            elif not run.passed:
                 failures += 1
-                d = run.first_divergence
-                msg = f"{run_status(run)}: " + (f"first divergence {d.key} at {d.event} (turn {d.turn}, "
-                                                 f"rule {d.rule or 'judge'})" if d else "run failed")
+                msg = _failure_message(run)
                 ET.SubElement(case, "failure", message=msg, type=run_status(run)).text = msg
             for cp in run.checkpoints:
                 cp_case = ET.SubElement(suite, "testcase", classname=f"{scenario}.{run.run_id}",
@@ -138,20 +164,43 @@ def to_junit(report: GradeReport) -> str:
                     ET.SubElement(cp_case, "failure", message=text.splitlines()[0], type="violated").text = text
         suite.set("tests", str(cases))
         suite.set("failures", str(failures))
+        if errors:
+            suite.set("errors", str(errors))
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
+def _failure_message(run: RunReport) -> str:
+    """The run's failure in one line: the veto first (what made the run unreleasable), then the
+    first divergence (where it started going wrong)."""
+    parts = [f"{veto_text(run)}"] if run.veto is not None else []
+    if run.first_divergence is not None:
+        parts.append(f"first divergence {divergence_text(run)}")
+    if not parts:
+        parts = run.outcome_reasons[:1] or ["run failed"]
+    return f"{run_status(run)}: " + "; ".join(parts)
+
+
 def to_markdown(report: GradeReport) -> str:
-    lines = [f"### judge: {sum(r.passed for r in report.runs)}/{len(report.runs)} runs passed",
-             "", f"Judge: {_judge_label(report.judge)}", ""]
+    trust = _judge_trust(report.judge)
+    lines = [f"### judge: {_tally(report)}", "", f"Judge: {_judge_label(report.judge)}"
+             + (f". {trust}" if trust else ""), ""]
     for run in report.runs:
         d = run.first_divergence
         lines.append(f"#### {run_status(run)} `{run.scenario}` / `{run.run_id}` "
                      f"(quality {run.quality_score if run.quality_score is not None else 'n/a'})")
+        notes = []
+        if run.veto is not None:
+            v = run.veto
+            keys = ", ".join(f"`{k}`" for k in v.keys or [v.key])
+            notes.append(f"Veto: {keys} (safety-critical) violated at event `{v.event or '-'}`, turn {v.turn}, "
+                         f"rule `{v.rule or 'judge'}`")
         if d:
-            lines.append(f"First divergence: turn {d.turn}, key `{d.key}` ({d.class_}, {d.sensitivity}), "
+            notes.append(f"First divergence: turn {d.turn}, key `{d.key}` ({d.class_}, {d.sensitivity}), "
                          f"event `{d.event}`; slice {_span(run.slice)}")
+        if run.outcome == "inconclusive":
+            notes += [f"Inconclusive: {r}".replace("|", "\\|") for r in run.outcome_reasons]
+        lines += [line for note in notes for line in ("", note)]
         lines += ["", "| after turn | key | verdict | source | event | rule | note |",
                   "|---|---|---|---|---|---|---|"]
         for cp in run.checkpoints:

@@ -9,10 +9,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from judge.render.fingerprint import judge_label as _judge_label
 from judge.suite.result import Comparison, ScenarioResult, Signature, SuiteReport
 
 STATUS_STYLE = {"passed": "green", "failed": "bold red", "vetoed": "bold white on red", "error": "magenta",
-                "missing": "magenta"}
+                "missing": "magenta", "inconclusive": "bold yellow"}
+RELEASE_STYLE = {"fail": "bold white on red", "inconclusive": "bold black on yellow", "pass": "bold white on green"}
 
 
 def to_json(report: SuiteReport) -> str:
@@ -33,25 +35,19 @@ def _sig_label(g: Signature) -> str:
     return f"{where}  {g.consequence}"
 
 
-def _judge_label(judge: dict | None) -> str:
-    if not judge:
-        return "none (deterministic checks only)"
-    return " ".join(str(judge[k]) for k in ("name", "backend", "model") if judge.get(k))
-
-
 def render_terminal(report: SuiteReport, console: Console) -> None:
     t = report.totals
     console.print(Text.assemble(("suite ", "bold"), report.suite, f"  ({report.manifest})",
                                 f"  judge: {_judge_label(report.judge)}"))
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for col in ("scenario", "runs", "passed", "pass rate", f"CI ({report.ci_method})", "vetoed",
-                "errors", "missing", "quality", "signatures"):
+                "inconclusive", "errors", "missing", "quality", "signatures"):
         table.add_column(col, no_wrap=True)
     for s in report.scenarios:
         style = "green" if s.failed == 0 else "red"
         table.add_row(s.id, str(s.runs), Text(str(s.passed), style), _pct(s.pass_rate), _ci(s), str(s.vetoed),
-                      str(s.errors), str(s.missing), "n/a" if s.quality_mean is None else f"{s.quality_mean:.3f}",
-                      str(len(s.signatures)))
+                      str(s.inconclusive), str(s.errors), str(s.missing),
+                      "n/a" if s.quality_mean is None else f"{s.quality_mean:.3f}", str(len(s.signatures)))
     console.print(table)
     for s in report.scenarios:
         if not s.signatures:
@@ -69,6 +65,11 @@ def render_terminal(report: SuiteReport, console: Console) -> None:
         for r in s.results:
             if r.error:
                 console.print(Text.assemble((f"  {r.status}: ", STATUS_STYLE[r.status]), f"{r.run_id}: {r.error}"))
+    for s in report.scenarios:
+        for r in s.results:
+            if r.status == "inconclusive":
+                console.print(Text.assemble(("inconclusive: ", STATUS_STYLE[r.status]),
+                                            f"{s.id} / {r.run_id}: {'; '.join(r.outcome_reasons)}"))
     if report.safety_violations:
         console.print(Text("\nsafety-critical violations", "bold red"))
         for v in report.safety_violations:
@@ -79,10 +80,10 @@ def render_terminal(report: SuiteReport, console: Console) -> None:
         console.print(Text.assemble(("warning: ", "yellow"), w))
     r = report.release
     console.print()
-    console.print(Text.assemble((f" RELEASE {r.decision.upper()} ", "bold white on red" if r.decision == "fail"
-                                 else "bold white on green"), f"  rule {r.rule}: {r.reason}"))
-    console.print(f"{t['passed']}/{t['runs']} runs passed ({t['vetoed']} vetoed, {t['errors']} unreadable, "
-                  f"{t['missing']} missing)")
+    console.print(Text.assemble((f" RELEASE {r.decision.upper()} ", RELEASE_STYLE[r.decision]),
+                                f"  rule {r.rule}: {r.reason}"))
+    console.print(f"{t['passed']}/{t['runs']} runs passed ({t['vetoed']} vetoed, {t.get('inconclusive', 0)} "
+                  f"inconclusive, {t['errors']} unreadable, {t['missing']} missing)")
 
 
 def render_comparison(c: Comparison, console: Console) -> None:
@@ -105,15 +106,18 @@ def to_junit(report: SuiteReport) -> str:
     root = ET.Element("testsuites", name=f"judge suite {report.suite}")
     for s in report.scenarios:
         suite = ET.SubElement(root, "testsuite", name=s.id, tests=str(s.runs),
-                              failures=str(s.failed - s.errors - s.missing), errors=str(s.errors + s.missing))
+                              failures=str(s.failed - s.errors - s.missing),
+                              errors=str(s.errors + s.missing + s.inconclusive))
         for r in s.results:
             case = ET.SubElement(suite, "testcase", classname=f"{report.suite}.{s.id}", name=r.run_id)
             if r.status in ("error", "missing"):
                 ET.SubElement(case, "error", message=r.error or r.status, type=r.status).text = r.error
+            elif r.status == "inconclusive":
+                text = "\n".join(r.outcome_reasons) or "inconclusive"
+                ET.SubElement(case, "error", message=f"inconclusive: {text.splitlines()[0]}",
+                              type="inconclusive").text = text
             elif r.status != "passed":
-                d = r.first_divergence
-                msg = (f"{r.status}: first divergence {d.key} at {d.event} (turn {d.turn}, rule {d.rule or 'judge'})"
-                       if d else f"{r.status}: run failed")
+                msg = f"{r.status}: {_failure(r)}"
                 ET.SubElement(case, "failure", message=msg, type=r.status).text = msg
     rel = report.release
     suite = ET.SubElement(root, "testsuite", name="release", tests=str(len(rel.checks)),
@@ -126,6 +130,17 @@ def to_junit(report: SuiteReport) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
+def _failure(r) -> str:
+    """The veto first (what made the run unreleasable), then the first divergence."""
+    parts = []
+    v, d = r.veto, r.first_divergence
+    if v is not None:
+        parts.append(f"veto {', '.join(v.keys or [v.key])} violated at {v.event} (turn {v.turn}, rule {v.rule or 'judge'})")
+    if d is not None:
+        parts.append(f"first divergence {d.key} at {d.event} (turn {d.turn}, rule {d.rule or 'judge'})")
+    return "; ".join(parts) or "run failed"
+
+
 def _md(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -134,11 +149,12 @@ def to_markdown(report: SuiteReport) -> str:
     r = report.release
     lines = [f"### judge suite `{report.suite}`: release **{r.decision.upper()}** (rule `{r.rule}`)", "",
              _md(r.reason), "", f"Judge: {_judge_label(report.judge)}. Pass-rate interval: {report.ci_method}.", "",
-             "| scenario | runs | passed | pass rate | CI | vetoed | unreadable | missing | quality |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| scenario | runs | passed | pass rate | CI | vetoed | inconclusive | unreadable | missing | quality |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for s in report.scenarios:
         lines.append(f"| `{s.id}` | {s.runs} | {s.passed} | {_pct(s.pass_rate)} | {_ci(s)} | {s.vetoed} | "
-                     f"{s.errors} | {s.missing} | {'n/a' if s.quality_mean is None else f'{s.quality_mean:.3f}'} |")
+                     f"{s.inconclusive} | {s.errors} | {s.missing} | "
+                     f"{'n/a' if s.quality_mean is None else f'{s.quality_mean:.3f}'} |")
     for s in report.scenarios:
         if not s.signatures:
             continue
@@ -150,6 +166,10 @@ def to_markdown(report: SuiteReport) -> str:
         for x in s.results:
             if x.error:
                 lines.append(f"\n- {x.status} `{x.run_id}`: {_md(x.error)}")
+    undecided = [(s.id, x) for s in report.scenarios for x in s.results if x.status == "inconclusive"]
+    if undecided:
+        lines += ["", "#### Inconclusive runs", ""]
+        lines += [f"- `{sid}` / `{x.run_id}`: {_md('; '.join(x.outcome_reasons))}" for sid, x in undecided]
     if report.safety_violations:
         lines += ["", "#### Safety-critical violations", ""]
         lines += [f"- `{v.scenario}` / `{v.run_id}`: `{v.key}` at turn {v.turn}, event `{v.event}` ({v.rule})"

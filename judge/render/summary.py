@@ -17,8 +17,8 @@ def _short(text: str | None, limit: int = 70) -> str:
 
 
 def render_audit(audit, out: Console) -> None:
-    head = "PASS" if audit.passed else ("VETO" if audit.vetoed else "FAIL")
-    colour = "green" if audit.passed else "red"
+    head = ("INCONCLUSIVE" if audit.inconclusive else "PASS") if audit.passed else ("VETO" if audit.vetoed else "FAIL")
+    colour = ("yellow" if audit.inconclusive else "green") if audit.passed else "red"
     where = f"summary {audit.summary_event} ({audit.reason})" if audit.summary_event else "summary"
     out.print(Text.assemble((f" {head} ", f"bold {colour}"),
                             f"  {audit.scenario} / {where}, ledger after turn {audit.turn}; layers: "

@@ -18,6 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from judge.model.jsonl import dumps_line, split_lines
+from judge.model.limits import read_capped
+
 LABELS = ("violated", "upheld", "not-exercised")
 
 
@@ -54,7 +57,7 @@ class LabelStore:
         self._lock = threading.Lock()
 
     def append(self, row: dict[str, Any]) -> None:
-        line = json.dumps(row, ensure_ascii=False) + "\n"
+        line = dumps_line(row) + "\n"  # U+2028, U+2029 and U+0085 escaped: one line for every reader
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a+b") as fh:
@@ -69,14 +72,16 @@ class LabelStore:
 
     def rows(self) -> list[dict[str, Any]]:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_capped(self.path).decode("utf-8", "replace")
         except FileNotFoundError:
             return []
+        except (OSError, ValueError):
+            return []  # a labels file this page cannot read: the page shows no labels, writes nothing over it
         out = []
-        for line in text.splitlines():
+        for _, line in split_lines(text):  # "\n" only: JSON may hold U+2028 raw inside a string
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
             if isinstance(row, dict) and isinstance(row.get("case"), str):
                 out.append(row)

@@ -1,7 +1,7 @@
 """The review queue: findings of saved grade reports that a person should look at.
 
 A finding is queued when it is marked `needs_review` or `disagreement`, or its verdict is
-`judge-error`. Reports are the files `judge grade --json` writes (every `*.json` under a folder). For
+`judge-error` or `flagged` (a judge that is not binding said violated where no rule ruled). Reports are the files `judge grade --json` writes (every `*.json` under a folder). For
 each queued finding the queue shows what it can find, and says what it could not:
 
 - the trace slice: the events of the checkpoint's window (the turns after the previous checkpoint up
@@ -74,6 +74,8 @@ def reasons_of(finding: dict[str, Any]) -> list[str]:
     reasons = []
     if finding.get("verdict") == "judge-error":
         reasons.append("judge error")
+    if finding.get("verdict") == "flagged":
+        reasons.append("flagged by an advisory judge")
     if finding.get("disagreement"):
         reasons.append("disagreement")
     if finding.get("needs_review") and not reasons:  # implied by the other two

@@ -3,7 +3,7 @@ runs it with uvicorn.
 
 Endpoints: `POST /v1/grade` (the report `judge grade --json` writes), `POST /v1/audit-summary` (the
 summary audit of `judge audit-summary --json`), `GET /v1/judges`, `GET /v1/schema[/{name}]`, `GET /healthz`, the
-OpenAPI docs at `/docs`, and the review page at `/review` (judge/review_web.py).
+OpenAPI docs at `/docs` and `/redoc` (served from the fastapi-offline package's files: no CDN), and the review page at `/review` (judge/review_web.py).
 
 Errors a client causes are JSON `{"detail": "<one line>"}` whose text is the CLI's message for the
 same input (file, line, field): 422 for bad content, 401 without the token, 404 for an unknown
@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
@@ -27,11 +29,12 @@ from starlette.concurrency import run_in_threadpool
 from judge import __version__
 from judge.errors import JudgeInputError
 from judge.service.grade import GradeRequest, JudgePool, grade_request
-from judge.service.http import BearerAuth, BodyLimit
+from judge.service.http import LOOPBACK_HOSTS, BearerAuth, BodyLimit, SecurityHeaders, TrustedHosts
 from judge.service.summary import AuditRequest, audit_request
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 TOKEN_ENV = "JUDGE_API_TOKEN"
+HOSTS_ENV = "JUDGE_ALLOWED_HOSTS"
 EXIT_HEADER = "X-Judge-Exit-Code"
 
 
@@ -43,30 +46,44 @@ class ErrorBody(BaseModel):
 ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "A token is configured and the request lacks it."},
     413: {"model": ErrorBody, "description": "The body is over the limit."},
-    422: {"model": ErrorBody, "description": "Bad input: one line naming the file, line and field."},
+    422: {"model": ErrorBody, "description": "Bad input or configuration: one line naming the file, line and "
+                                             f"field ({EXIT_HEADER}: 2)."},
+    500: {"model": ErrorBody, "description": f"Internal error: one line; the traceback is in the server log "
+                                             f"({EXIT_HEADER}: 4)."},
 }
 
 
 def create_app(*, reports_dir: str | Path | None = None, labels_path: str | Path | None = None,
                token: str | None = None, max_body: int = DEFAULT_MAX_BODY,
                config_file: str | Path | None = None, scenarios: Iterable[str | Path] = (),
-               annotator: str | None = None) -> FastAPI:
+               annotator: str | None = None, allowed_hosts: Iterable[str] | None = None) -> FastAPI:
     """The service. `token`: every /v1 and /review request needs it as a bearer token; None reads
     $JUDGE_API_TOKEN (so `uvicorn judge.service:create_app --factory` is guarded too), "" turns auth
-    off. `reports_dir`, `labels_path`, `scenarios`, `annotator`: the review page's inputs."""
+    off. `allowed_hosts`: the Host names it answers to; None reads $JUDGE_ALLOWED_HOSTS (comma
+    separated), else the loopback names. `reports_dir`, `labels_path`, `scenarios`, `annotator`:
+    the review page's inputs."""
     from judge.service.review import review_router
 
     if token is None:
         token = os.environ.get(TOKEN_ENV) or None
+    if allowed_hosts is None:
+        from_env = [h.strip() for h in os.environ.get(HOSTS_ENV, "").split(",") if h.strip()]
+        allowed_hosts = from_env or LOOPBACK_HOSTS
 
-    app = FastAPI(title="judge", version=__version__,
+    from fastapi_offline import FastAPIOffline
+
+    # FastAPIOffline: a FastAPI app whose /docs (Swagger UI) and /redoc load their scripts from files
+    # the fastapi-offline package ships, served by the app itself: they work with no network.
+    app = FastAPIOffline(title="judge", version=__version__, static_url="/docs/assets",
                   summary="Grade multi-turn agent runs for state drift against a reviewed ledger.",
                   description="The JSON report of `POST /v1/grade` is the one `judge grade --json` "
                               "writes. Send `Authorization: Bearer <token>` when the server runs "
                               "with JUDGE_API_TOKEN.")
     app.state.pool = JudgePool(config_file)
     app.add_middleware(BodyLimit, max_body=max_body)
-    app.add_middleware(BearerAuth, token=token or None)  # added last: runs first
+    app.add_middleware(BearerAuth, token=token or None)
+    app.add_middleware(SecurityHeaders)
+    app.add_middleware(TrustedHosts, hosts=tuple(allowed_hosts))  # added last: runs first
     _error_handlers(app)
     _api_routes(app)
     _add_report_schema(app)  # the report model in the OpenAPI components, for /v1/grade's $ref
@@ -76,19 +93,40 @@ def create_app(*, reports_dir: str | Path | None = None, labels_path: str | Path
 
 
 def _error_handlers(app: FastAPI) -> None:
+    """422 (exit code 2) for what a client or the configuration got wrong; 500 (exit code 4, one line,
+    the traceback in the server's log) for a bug. Each carries X-Judge-Exit-Code as the CLI would exit."""
+    import logging
+
     from calibration.errors import CalibrationInputError
 
     async def input_error(request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+        return JSONResponse({"detail": str(exc)}, status_code=422, headers={EXIT_HEADER: "2"})
 
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [{"type": e.get("type"), "loc": [str(p) for p in e.get("loc", ())], "msg": e.get("msg")}
                   for e in exc.errors()]
-        return JSONResponse({"detail": _one_line(exc.errors()), "errors": errors}, status_code=422)
+        return JSONResponse({"detail": _one_line(exc.errors()), "errors": errors}, status_code=422,
+                            headers={EXIT_HEADER: "2"})
 
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        from judge.errors import one_line
+
+        logging.getLogger("judge.service").error("internal error on %s", request.url.path, exc_info=exc)
+        detail = one_line(f"internal error: {type(exc).__name__}: {exc}")[:300] + " (traceback in the server log)"
+        return JSONResponse({"detail": detail}, status_code=500, headers={EXIT_HEADER: "4"})
+
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if isinstance(exc.__cause__, RecursionError):  # FastAPI's body parse hit the stack
+            from judge.model.limits import depth_message
+
+            return JSONResponse({"detail": f"request: body {depth_message()}"}, status_code=422)
+        return await http_exception_handler(request, exc)
+
+    app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(JudgeInputError, input_error)
     app.add_exception_handler(CalibrationInputError, input_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(Exception, internal_error)
 
 
 _UNION_TAG = re.compile(r"^(str|int|float|bool|none|(list|dict)\[.*\])$")
@@ -130,14 +168,16 @@ def _api_routes(app: FastAPI) -> None:
 
     @app.post("/v1/grade", tags=["grading"], response_model=None,
               responses={200: {"description": "The grade report (as `judge grade --json`). Header "
-                               f"{EXIT_HEADER}: the CLI's exit code (0 passed, 1 veto or failing run).",
+                               f"{EXIT_HEADER}: the CLI's exit code (0 passed, 1 a veto or failing run, "
+                               "3 inconclusive).",
                                "content": {"application/json": {"schema": {
                                    "$ref": "#/components/schemas/GradeReport"}}}}, **ERRORS})
     async def grade(body: GradeRequest, request: Request) -> Response:
         """Grade one or more traces of one scenario; the report of `judge grade --json`.
 
-        A run failed when its `passed` is false and was vetoed (a safety-critical violation) when
-        its `eligible_for_release` is false; the header gives the exit code the CLI would return."""
+        Each run's `outcome` is pass, fail or inconclusive (a key only a judge could decide got no
+        verdict, or a safety-critical key was flagged); `veto` names the safety-critical violation
+        that vetoed it. The header gives the exit code the CLI would return."""
         graded = await run_in_threadpool(grade_request, body, request.app.state.pool)
         return Response(graded.to_json(), media_type="application/json",
                         headers={EXIT_HEADER: str(graded.exit_code)})

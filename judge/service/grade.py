@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
@@ -46,10 +46,17 @@ class GradeRequest(BaseModel):
     scenario_name: str | None = Field(
         default=None, max_length=500,
         description=f"What error messages call the scenario (default {SCENARIO_NAME!r}), e.g. its file name.")
+    allow_draft: bool = Field(default=False, description=(
+        "Grade a scenario still marked `draft: true` (proposed by `judge draft`, not yet reviewed); "
+        "otherwise such a scenario is refused as bad input, as `judge grade` refuses it without --allow-draft."))
     trace_names: list[str] | None = Field(
         default=None,
         description="One name per trace, e.g. its file path: the report's `trace` field and the "
                     "file error messages name (default 'traces[0]', 'traces[1]', ...).")
+    on_judge_error: Literal["inconclusive", "ignore"] | None = Field(
+        default=None,
+        description="What a key only a judge could decide does to its run when the judge gave no verdict: "
+                    "`inconclusive` (exit code 3) or `ignore`; omitted: the server's [tool.judge].on_judge_error.")
 
     @field_validator("trace_names")
     @classmethod
@@ -63,7 +70,7 @@ class GradeRequest(BaseModel):
 @dataclass
 class Graded:
     report: GradeReport
-    exit_code: int  # what `judge grade` would exit with: 0 passed, 1 a veto / failing run / stale error
+    exit_code: int  # what `judge grade` would exit with: 0 passed, 1 a failing run, 3 inconclusive
 
     def to_json(self) -> str:
         from judge.render.report import to_json
@@ -78,6 +85,7 @@ class JudgePool:
     def __init__(self, config_file: str | Path | None = None) -> None:
         self.config_file = Path(config_file) if config_file is not None else None
         self._judges: dict[str, tuple[Any, str]] = {}
+        self._authority: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def get(self, name: str | None) -> tuple[Any, str]:
@@ -91,27 +99,33 @@ class JudgePool:
             if name not in self._judges:
                 cfg = load_judge_config(name, config_file=self.config_file)
                 self._judges[name] = (make_judge(cfg), cfg.name)
+                self._authority[cfg.name] = cfg.authority
             return self._judges[name]
+
+    def authority(self, name: str) -> str:
+        """The configured `authority` of a judge `get` has built."""
+        return self._authority.get(name, "calibrated")
 
     def describe(self) -> dict[str, Any]:
         """Every configured judge: backend, model, fingerprint and calibration status. Building a
         judge loads no model (the embedding model loads on its first verdict)."""
         from judge.config import configured_judges, load_judge_config, project_root
-        from judge.grade import check_calibration, records_dir
+        from judge.grade import check_calibration, labels_dir, records_dir
 
         tables, default, source = configured_judges(config_file=self.config_file)
         directory = records_dir(project_root())
+        labels = labels_dir(directory)  # the label set is checked as `judge grade` checks it
         judges = []
         for name in sorted(tables):
             item: dict[str, Any] = {"name": name, "default": name == default}
             try:
                 cfg = load_judge_config(name, config_file=self.config_file)
                 item.update(backend=cfg.backend, model=cfg.model,
-                            prompt=cfg.prompt if cfg.backend == "llm" else None)
+                            prompt=cfg.prompt if cfg.backend == "llm" else None, authority=cfg.authority)
                 judge, _ = self.get(name)
                 fingerprint = judge.fingerprint()
                 item["fingerprint"] = fingerprint
-                item["calibration"] = _calibration_status(check_calibration(fingerprint, directory, name))
+                item["calibration"] = _calibration_status(check_calibration(fingerprint, directory, name, labels))
             except Exception as exc:  # one broken table must not hide the others
                 if not _is_input_error(exc):
                     raise
@@ -137,19 +151,24 @@ def _is_input_error(exc: BaseException) -> bool:
 def request_ledger(request: GradeRequest):
     """The expected ledger of the request's scenario; a FixtureError names the field (and, for
     scenario text, the line) just as `judge lint` would."""
-    from judge.ledger import build_ledger, validate_scenario
+    from judge.ledger import build_ledger, refuse_draft, validate_scenario
 
     name = request.scenario_name or SCENARIO_NAME
+    allow_draft = getattr(request, "allow_draft", False)  # the audit endpoint's requests have no such flag
     if isinstance(request.scenario, str):
-        return _ledger_from_text(request.scenario, name)
-    return build_ledger(validate_scenario(request.scenario, name), None, file=name)
+        return _ledger_from_text(request.scenario, name, allow_draft)
+    scenario = validate_scenario(request.scenario, name)
+    ledger = build_ledger(scenario, None, file=name)
+    if not allow_draft:
+        refuse_draft(scenario, file=name)
+    return ledger
 
 
-def _ledger_from_text(text: str, name: str):
+def _ledger_from_text(text: str, name: str, allow_draft: bool = False):
     """Scenario file text: read through the same loader as a file, so lines are named."""
     _refuse_aliases(text, name)
     try:
-        return _text_ledger(text)
+        return _text_ledger(text, allow_draft)
     except JudgeInputError as exc:
         exc.file = name  # the client's name for it, never our temporary path
         raise
@@ -172,7 +191,7 @@ def _refuse_aliases(text: str, name: str) -> None:
 
 
 @lru_cache(maxsize=32)
-def _text_ledger(text: str):
+def _text_ledger(text: str, allow_draft: bool = False):
     """Reading YAML with line numbers costs ~15 ms; a CI server grades the same few scenarios over
     and over. A ledger is read-only once built, so requests share it (errors are never cached)."""
     from judge.api import load_ledger
@@ -182,7 +201,7 @@ def _text_ledger(text: str):
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        return load_ledger(tmp)
+        return load_ledger(tmp, allow_draft=allow_draft)
     finally:
         Path(tmp).unlink(missing_ok=True)
 
@@ -212,7 +231,9 @@ def grade_request(request: GradeRequest, pool: JudgePool) -> Graded:
 
     ledger = request_ledger(request)
     judge, judge_name = (None, None) if request.judge == "none" else pool.get(request.judge)
-    session = GradeSession(judge, judge_name, config_file=pool.config_file)
+    session = GradeSession(judge, judge_name, config_file=pool.config_file,
+                           authority=pool.authority(judge_name) if judge_name else None,
+                           on_judge_error=request.on_judge_error)
     names = request.trace_names or [f"traces[{i}]" for i in range(len(request.traces))]
     scenario_input = _input(request.scenario, request.scenario_name or SCENARIO_NAME)
     runs = [session.grade_run(ledger, _trace_source(trace), floor=request.floor, name=name,

@@ -1,4 +1,11 @@
-"""ASGI middleware of the HTTP service: bearer-token auth and the request body limit.
+"""ASGI middleware of the HTTP service: trusted hosts, security headers, bearer-token auth and the
+request body limit.
+
+- TrustedHosts answers 400 to a request whose Host header is not one the server was told it is
+  (loopback names by default): a page elsewhere cannot reach a server without a token through a
+  DNS name it points at 127.0.0.1 (DNS rebinding).
+- SecurityHeaders adds `X-Content-Type-Options: nosniff` to every answer, and to the review page a
+  Content-Security-Policy (its own script and style only, no frames) and `X-Frame-Options: DENY`.
 
 Both are plain ASGI (no BaseHTTPMiddleware), so a refused request costs no body read: a request over
 the limit by its Content-Length is answered 413 before a byte of its body is read, and a body sent
@@ -18,6 +25,67 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 TOKEN_COOKIE = "judge_token"
 PROTECTED = ("/v1/", "/review")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+REVIEW_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+              "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+
+
+def host_name(header: str) -> str:
+    """The host of a Host header, without its port, lower case (`[::1]:8321` -> `::1`)."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:header.find("]")] if "]" in header else header
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class TrustedHosts:
+    """400 for a Host header outside `hosts` (`*` allows any; `*.example.org` a domain's names)."""
+
+    def __init__(self, app: ASGIApp, hosts: tuple[str, ...]) -> None:
+        self.app = app
+        self.any = "*" in hosts
+        self.hosts = {host_name(h) for h in hosts if not h.startswith("*.")}
+        self.suffixes = tuple(h[1:].lower() for h in hosts if h.startswith("*."))
+
+    def allowed(self, host: str) -> bool:
+        return self.any or host in self.hosts or (bool(self.suffixes) and host.endswith(self.suffixes))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or self.any:
+            await self.app(scope, receive, send)
+            return
+        host = host_name(Headers(scope=scope).get("host", ""))
+        if self.allowed(host):
+            await self.app(scope, receive, send)
+            return
+        await send_json(send, 400, {"detail": f"Host {host!r} is not a name this server answers to "
+                                              "(judge serve --allowed-host NAME)"})
+
+
+class SecurityHeaders:
+    """nosniff on every answer; a CSP and no framing on the review page."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        review = scope.get("path", "").startswith("/review")
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", [])
+                           if k.lower() not in (b"x-content-type-options", b"x-frame-options")]
+                headers.append((b"x-content-type-options", b"nosniff"))
+                if review:
+                    headers += [(b"content-security-policy", REVIEW_CSP.encode()), (b"x-frame-options", b"DENY"),
+                                (b"referrer-policy", b"no-referrer")]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 async def send_json(send: Send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:

@@ -125,7 +125,7 @@ def review_router(*, reports_dir: Path | None, labels_path: Path | None, scenari
 
     @router.get("/review", response_class=HTMLResponse)
     async def page() -> HTMLResponse:
-        """The review queue: findings marked needs_review, disagreement or judge-error."""
+        """The review queue: findings marked needs_review, disagreement, judge-error or flagged."""
         items, notes = await run_in_threadpool(snapshot)
         html = env.get_template("review.html").render(
             items=items, notes=notes, annotator=state.annotator,

@@ -23,12 +23,12 @@ from typing import Any, Literal
 from pydantic import Field
 
 from judge.errors import JudgeInputError
-from judge.model import Divergence, Strict
+from judge.model import Divergence, Outcome, Strict, Veto
 
 CI_LEVEL = 0.95
 CI_METHOD = "clopper-pearson"
 SEVERITY = {"safety-critical": "unsafe", "costly": "costly", "normal": "task-quality"}
-RunStatus = Literal["passed", "failed", "vetoed", "error", "missing"]
+RunStatus = Literal["passed", "failed", "vetoed", "error", "missing", "inconclusive"]
 FAILED = ("failed", "vetoed", "error", "missing")
 
 
@@ -48,9 +48,12 @@ class RunResult(Strict):
     trace: str | None
     status: RunStatus
     passed: bool
+    outcome: Outcome | None = Field(default=None, description="the graded run's outcome (null: error or missing)")
+    outcome_reasons: list[str] = Field(default_factory=list)
     eligible_for_release: bool
     quality_score: float | None = None
     first_divergence: Divergence | None = None
+    veto: Veto | None = None
     slice: list[str] = Field(default_factory=list)
     events: int = 0
     safety_violations: list[SafetyViolation] = Field(default_factory=list)
@@ -91,6 +94,7 @@ class ScenarioResult(Strict):
     vetoed: int
     errors: int
     missing: int
+    inconclusive: int = Field(default=0, description="runs a judge could not decide: neither passed nor failed")
     pass_rate: float
     pass_rate_ci: list[float]
     quality_mean: float | None = Field(description="mean quality score of the eligible graded runs")
@@ -108,8 +112,11 @@ class RuleCheck(Strict):
 
 
 class Release(Strict):
-    decision: Literal["pass", "fail"]
-    rule: str = Field(description="the rule that decided a fail; `all` when every rule held")
+    decision: Literal["pass", "fail", "inconclusive"] = Field(description=(
+        "fail: a rule fails whatever the inconclusive runs turn out to be; inconclusive: no rule failed "
+        "but some run was inconclusive; pass: every rule held and every run was decided"))
+    rule: str = Field(description="the rule that decided a fail; `inconclusiveRuns` for an inconclusive "
+                                  "release; `all` when every rule held")
     reason: str
     checks: list[RuleCheck]
 
@@ -254,13 +261,16 @@ def scenario_result(sid: str, file: str, repetitions: int, results: list[RunResu
         id=sid, file=file, repetitions=repetitions, runs=n, passed=passed,
         failed=sum(r.status in FAILED for r in results), vetoed=sum(r.status == "vetoed" for r in results),
         errors=sum(r.status == "error" for r in results), missing=sum(r.status == "missing" for r in results),
+        inconclusive=sum(r.status == "inconclusive" for r in results),
         pass_rate=round(passed / n, 4), pass_rate_ci=pass_interval(passed, n),
         quality_mean=round(sum(eligible) / len(eligible), 4) if eligible else None,
         signatures=sigs, flakiness=flakiness(results, sigs), results=results)
 
 
-def decide(scenarios: list[ScenarioResult], rules: Any, *, stale: list[str] | None = None) -> Release:
-    """Check the release rules in order of severity; the first that fails decides."""
+def decide(scenarios: list[ScenarioResult], rules: Any) -> Release:
+    """Check the release rules in order of severity; the first that fails decides. A rule that fails
+    only if the inconclusive runs fail (counted as passing it holds) does not fail the release: the
+    release is then inconclusive, as it is whenever a run was."""
     checks: list[RuleCheck] = []
     violations = [v for s in scenarios for r in s.results for v in r.safety_violations]
     limit = rules.safetyCriticalViolations
@@ -273,11 +283,13 @@ def decide(scenarios: list[ScenarioResult], rules: Any, *, stale: list[str] | No
                + (f": {shown}{more}" if violations else "")))
     need = rules.requiredScenarioPassRate
     low = [s for s in scenarios if s.pass_rate < need]
+    sure = [s for s in low if (s.passed + s.inconclusive) / s.runs < need]
     checks.append(RuleCheck(
         rule="requiredScenarioPassRate", threshold=need,
-        observed=min((s.pass_rate for s in scenarios), default=None), held=not low,
+        observed=min((s.pass_rate for s in scenarios), default=None), held=not sure,
         detail=(f"every scenario passed at least {need:.0%} of its runs" if not low else
-                "; ".join(f"{s.id} passed {s.passed}/{s.runs} ({s.pass_rate:.0%}) < {need:.0%}" for s in low))))
+                "; ".join(f"{s.id} passed {s.passed}/{s.runs} ({s.pass_rate:.0%}) < {need:.0%}"
+                          + (f", {s.inconclusive} inconclusive" if s.inconclusive else "") for s in low))))
     floor = rules.nightlyQualityFloor
     if floor is not None:
         rated = [s for s in scenarios if s.quality_mean is not None]
@@ -287,18 +299,20 @@ def decide(scenarios: list[ScenarioResult], rules: Any, *, stale: list[str] | No
             observed=min((s.quality_mean for s in rated), default=None), held=not below,
             detail=(f"mean quality of eligible runs >= {floor} in every scenario" if not below else
                     "; ".join(f"{s.id} mean quality {s.quality_mean} < {floor}" for s in below))))
-    if stale:
-        checks.append(RuleCheck(rule="staleCalibration", threshold=None, observed=None, held=False,
-                                detail="; ".join(stale)))
     failing = [c for c in checks if not c.held]
     if failing:
         return Release(decision="fail", rule=failing[0].rule, reason=failing[0].detail, checks=checks)
+    undecided = sum(s.inconclusive for s in scenarios)
+    if undecided:
+        return Release(decision="inconclusive", rule="inconclusiveRuns", checks=checks,
+                       reason=f"{undecided} run(s) inconclusive: a key only a judge could decide got no verdict, "
+                              "or a safety-critical key was flagged; no release rule failed")
     return Release(decision="pass", rule="all", reason="every release rule held: "
                    + ", ".join(c.rule for c in checks), checks=checks)
 
 
 def totals(scenarios: list[ScenarioResult]) -> dict[str, int]:
-    keys = ("runs", "passed", "failed", "vetoed", "errors", "missing")
+    keys = ("runs", "passed", "failed", "vetoed", "errors", "missing", "inconclusive")
     return {k: sum(getattr(s, k) for s in scenarios) for k in keys}
 
 

@@ -10,6 +10,7 @@ in judge.suite.worker.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
@@ -98,25 +99,28 @@ def _context():
     return ctx
 
 
-def _judge_spec(judge_name: str | None, config_file: str | Path | None
-                ) -> tuple[JudgeSpec, dict | None, list[str], bool]:
-    """Validate the judge in this process (bad names fail before any worker starts); return its
-    worker spec, its fingerprint, why its calibration is stale, and whether that fails the release
-    (`[tool.judge] stale = "error"`)."""
+def _judge_spec(judge_name: str | None, config_file: str | Path | None, on_judge_error: str | None
+                ) -> tuple[JudgeSpec, dict | None, dict | None, list[str]]:
+    """Validate the judge in this process (bad names, and a stale calibration with
+    `[tool.judge] stale = "error"`, fail before any worker starts); return its worker spec, the
+    report's judge object (fingerprint and trust), the fingerprint and why its calibration is stale."""
     if judge_name is None:
-        return JudgeSpec(), None, [], False
-    session = GradeSession.open(judge_name, config_file=config_file)
-    spec = JudgeSpec(name=session.judge_name, config_file=str(config_file) if config_file else None)
+        return JudgeSpec(on_judge_error=on_judge_error), None, None, []
+    session = GradeSession.open(judge_name, config_file=config_file, on_judge_error=on_judge_error)
+    spec = JudgeSpec(name=session.judge_name, config_file=str(config_file) if config_file else None,
+                     on_judge_error=on_judge_error)
     reasons = [session.stale_warning()] if session.stale_reasons else []
-    return spec, session.fingerprint, reasons, session.stale_fails
+    return spec, session.judge_object(), session.fingerprint, reasons
 
 
 def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_name: str | None = None,
                 config_file: str | Path | None = None, jobs: int | None = None,
-                progress: Callable[[int, int], None] | None = None) -> SuiteRun:
+                progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
+                allow_draft: bool = False) -> SuiteRun:
     """Grade every run of every scenario of `suite` (the only one when None) and decide the release.
 
-    `judge_name` None grades with the deterministic checks only. `progress(done, total)` is called
+    `judge_name` None grades with the deterministic checks only; an unreviewed draft scenario is
+    refused unless `allow_draft`. `progress(done, total)` is called
     as runs finish. Bad manifests, scenarios and judge names raise JudgeInputError; a bad trace
     does not: it becomes an `error` run of its scenario.
     """
@@ -141,13 +145,14 @@ def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_na
         where = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "file")), field=f"scenarios.{sid}.file")
         if not spath.is_file():
             raise JudgeInputError(f"scenario file not found: {spath}", **where)
-        ledger = ledgers[str(spath)] = load_ledger(spath)
+        ledger = ledgers[str(spath)] = load_ledger(spath, allow_draft=allow_draft)
         if ledger.scenario.id != sid:
             raise JudgeInputError(f"{spath} has id {ledger.scenario.id!r}, not {sid!r}", **where)
         traces = discover_runs(manifest_path, sid, ref, lines)
         plan.append((sid, spath, list(range(len(tasks), len(tasks) + len(traces)))))
         tasks += [Task(sid, str(spath), str(t)) for t in traces]
-    spec, fingerprint, stale, stale_fails = _judge_spec(judge_name, config_file)
+    spec, judge_object, fingerprint, stale = _judge_spec(judge_name, config_file, on_judge_error)
+    spec = dataclasses.replace(spec, allow_draft=allow_draft)
     jobs = max(1, min(jobs or default_jobs(), len(tasks) or 1))
     out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
     raw = _run_pool(tasks, spec, ledgers, jobs, progress, out)
@@ -168,9 +173,9 @@ def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_na
         if dupes:
             warnings.append(f"{sid}: run ids used by several traces: {', '.join(dupes)}")
         scenarios.append(scenario_result(sid, str(spath), definition.repetitions, results))
-    release = decide(scenarios, manifest.rules_for(suite), stale=stale if stale_fails else None)
+    release = decide(scenarios, manifest.rules_for(suite))
     out.report = SuiteReport(
-        suite=suite, manifest=str(manifest_path), judge=fingerprint, release=release,
+        suite=suite, manifest=str(manifest_path), judge=judge_object, release=release,
         totals=totals(scenarios), scenarios=scenarios,
         safety_violations=[v for s in scenarios for r in s.results for v in r.safety_violations],
         provenance={"judge": fingerprint, "packages": package_versions(),
@@ -187,5 +192,5 @@ def _run_result(sid: str, raw: dict[str, Any]) -> RunResult:
 
 
 def exit_code(report: SuiteReport) -> int:
-    """0 when the release rules pass, 1 when they fail."""
-    return 0 if report.release.decision == "pass" else 1
+    """0 when the release rules pass, 1 when they fail, 3 when no rule failed but a run was inconclusive."""
+    return {"pass": 0, "fail": 1}.get(report.release.decision, 3)

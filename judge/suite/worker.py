@@ -29,6 +29,8 @@ class JudgeSpec:
 
     name: str | None = None
     config_file: str | None = None
+    on_judge_error: str | None = None
+    allow_draft: bool = False  # grade scenarios still marked `draft: true`
 
 
 _WORKER: dict[str, Any] = {}
@@ -38,14 +40,16 @@ def init_worker(spec: JudgeSpec, ledgers: dict[str, Any] | None = None) -> None:
     """Per worker: the grade session (its judge built once), and the expected ledgers the parent
     already loaded (a forked worker inherits them for free)."""
     _WORKER.clear()
-    _WORKER["session"] = GradeSession.open(spec.name or "none", config_file=spec.config_file)
+    _WORKER["session"] = GradeSession.open(spec.name or "none", config_file=spec.config_file,
+                                           on_judge_error=spec.on_judge_error)
     _WORKER["ledgers"] = dict(ledgers or {})
+    _WORKER["allow_draft"] = spec.allow_draft
 
 
 def _ledger(path: str):
     ledgers = _WORKER.setdefault("ledgers", {})
     if path not in ledgers:
-        ledgers[path] = load_ledger(path)
+        ledgers[path] = load_ledger(path, allow_draft=_WORKER.get("allow_draft", False))
     return ledgers[path]
 
 
@@ -74,8 +78,11 @@ def grade_task(task: Task) -> dict[str, Any]:
                 seen.add((f.key, f.evidence_event))
                 violations.append({"scenario": task.scenario, "run_id": run.run_id, "key": f.key,
                                    "turn": f.turn, "event": f.evidence_event, "rule": f.rule})
-    status = "passed" if run.passed else ("vetoed" if not run.eligible_for_release else "failed")
-    return {**base, "run_id": run.run_id, "status": status, "passed": run.passed,
+    status = {"pass": "passed", "inconclusive": "inconclusive"}.get(
+        run.outcome, "vetoed" if run.veto is not None else "failed")
+    return {**base, "run_id": run.run_id, "status": status, "passed": run.passed, "outcome": run.outcome,
+            "outcome_reasons": run.outcome_reasons,
+            "veto": run.veto.model_dump(by_alias=True) if run.veto else None,
             "eligible_for_release": run.eligible_for_release, "quality_score": run.quality_score,
             "first_divergence": run.first_divergence.model_dump(by_alias=True) if run.first_divergence else None,
             "slice": run.slice, "events": run.events, "safety_violations": violations,

@@ -73,6 +73,8 @@ class SummaryAudit(Strict):
     turn: int = Field(description="the summary's turn: the ledger is the expected one after it")
     passed: bool
     vetoed: bool
+    inconclusive: bool = Field(default=False, description=(
+        "the judge layer failed and a required entry no other layer could assess is unassessed"))
     lost: list[str] = Field(default_factory=list, description="required keys not preserved")
     findings: list[SummaryFinding]
     layers: list[str]
@@ -181,15 +183,16 @@ def merge(entry: AuditEntry, layers: dict[str, LayerFinding]) -> SummaryFinding:
 
 def summarise(scenario: str, entries: list[AuditEntry], layers: dict[str, dict[str, LayerFinding]],
               *, turn: int, event: str | None, reason: str | None, thresholds: dict | None,
-              judge: dict | None, warnings: list[str]) -> SummaryAudit:
+              judge: dict | None, warnings: list[str], judge_failed: bool = False) -> SummaryAudit:
     findings = [merge(e, {name: found[e.key] for name, found in layers.items() if e.key in found})
                 for e in entries]
     lost = [f.key for f in findings if f.status in FAILURES]
     vetoed = any(f.sensitivity == "safety-critical" for f in findings if f.key in lost)
     warnings = list(warnings) + [f"safety-critical key {f.key!r}: no layer assessed it"
                                  for f in findings if f.status == "unassessed" and f.sensitivity == "safety-critical"]
+    undecided = judge_failed and any(f.required and f.status == "unassessed" for f in findings)
     return SummaryAudit(scenario=scenario, summary_event=event, reason=reason, turn=turn, passed=not lost,
-                        vetoed=vetoed, lost=lost, findings=findings, layers=list(layers), thresholds=thresholds,
+                        vetoed=vetoed, inconclusive=undecided and not lost, lost=lost, findings=findings, layers=list(layers), thresholds=thresholds,
                         judge=judge, warnings=warnings)
 
 
@@ -298,7 +301,8 @@ class SummaryAuditor:
                           "consistency_sha256": weights_sha256() if self.use_facts else None}
         return summarise(self.ledger.scenario.id, entries, layers, turn=turn,
                          event=event.id if event else None, reason=event.reason if event else None,
-                         thresholds=thresholds, judge=judge_print, warnings=warnings)
+                         thresholds=thresholds, judge=judge_print, warnings=warnings,
+                         judge_failed=self.judge is not None and "judge" not in layers)
 
 
 def audit_batch(jobs: Iterable[tuple[SummaryAuditor, Iterable[tuple]]]) -> list[list[SummaryAudit]]:
@@ -338,4 +342,9 @@ def audit_summary_events(ledger: ExpectedLedger, events: SummaryEvent | Iterable
 
 
 def exit_code(audits: list[SummaryAudit]) -> int:
-    return 0 if all(a.passed for a in audits) else 1
+    """1 when a summary lost a required entry; else 3 when one is inconclusive (the judge layer
+    failed where no other layer could decide); else 0."""
+    if not all(a.passed for a in audits):
+        return 1
+    return 3 if any(a.inconclusive for a in audits) else 0
+

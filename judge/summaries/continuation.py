@@ -32,7 +32,7 @@ from typing import Any, Literal, Sequence
 
 from pydantic import Field, ValidationError, model_validator
 
-from judge.errors import JudgeInputError
+from judge.errors import JudgeInputError, with_article
 from judge.ledger import ExpectedLedger
 from judge.model import Event, Strict, SummaryEvent, ToolCallEvent, UserEvent
 
@@ -213,7 +213,7 @@ def continue_from_summary(ledger: ExpectedLedger, trace: str | Path, event_id: s
         raise JudgeInputError(f"no event with id {event_id!r}", file=str(trace), field="id")
     summary = events[where]
     if not isinstance(summary, SummaryEvent):
-        raise JudgeInputError(f"event {event_id!r} is a {summary.kind!r} event, not a summary",
+        raise JudgeInputError(f"event {event_id!r} is {with_article(repr(summary.kind))} event, not a summary",
                               file=str(trace), field="kind")
     after = events[where + 1:]
     user_at = next((i for i, e in enumerate(after) if isinstance(e, UserEvent)), None)

@@ -71,7 +71,7 @@ def read_labelled(path: str | Path) -> list[Row]:
     ledgers: dict[Path, Any] = {}
     rows: list[Row] = []
     for file in files:
-        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        for number, line in enumerate(file.read_text(encoding="utf-8").split("\n"), start=1):
             if not line.strip():
                 continue
             try:
@@ -184,8 +184,9 @@ def fit_thresholds(rows: list[Row], model: Any, *, model_name: str = "all-MiniLM
 
 
 def run_layers(rows: list[Row], model: Any, thresholds: Thresholds, judge: Any = None) -> dict[str, dict[str, str]]:
-    """Per layer ('phrase', 'semantic', 'merged', and 'judge' when given), case -> status, where a
-    case is `<summary id>/<key>` and a layer that did not assess an entry says 'unassessed'."""
+    """Per layer ('phrase', 'semantic' unless `model` is None, 'merged', and 'judge' when given),
+    case -> status, where a case is `<summary id>/<key>` and a layer that did not assess an entry
+    says 'unassessed'."""
     out: dict[str, dict[str, str]] = defaultdict(dict)
     auditors: dict[int, SummaryAuditor] = {}
     for row in rows:
@@ -196,7 +197,7 @@ def run_layers(rows: list[Row], model: Any, thresholds: Thresholds, judge: Any =
             case = f"{row.label.id}/{finding.key}"
             out["merged"][case] = finding.status
             for layer in ("phrase", "semantic", "judge"):
-                if layer == "judge" and judge is None:
+                if (layer == "judge" and judge is None) or (layer == "semantic" and model is None):
                     continue
                 found = finding.layers.get(layer)
                 status = found.status if found is not None and found.status else None
@@ -275,7 +276,8 @@ FAILURE_LABELS = ("missing", "distorted", "obsolete-as-current", "assumption-pro
 def evaluate(path: str | Path, model: Any, *, fit: bool = False, model_name: str = "all-MiniLM-L6-v2",
              out: str | Path | None = None) -> dict[str, Any]:
     """Measure the phrase, semantic and merged layers on the train and held-out splits (learning the
-    thresholds on the train split first when `fit`, and writing them to `out`)."""
+    thresholds on the train split first when `fit`, and writing them to `out`). `model` None: the
+    phrase layer only, as `judge audit-summary --model none`."""
     rows = read_labelled(path)
     train, test = split(rows)
     digest = labels_digest(rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judge.errors import JudgeInputError
+from judge.errors import JudgeInputError, with_article
 from judge.ledger import ExpectedLedger
 from judge.model import SummaryEvent
 
@@ -37,7 +37,7 @@ def summary_events_of(trace: str | Path, ledger: ExpectedLedger, event_id: str |
         if not chosen:
             raise JudgeInputError(f"no event with id {event_id!r}", file=str(trace), field="id")
         if not isinstance(chosen[0], SummaryEvent):
-            raise JudgeInputError(f"event {event_id!r} is a {chosen[0].kind!r} event, not a summary",
+            raise JudgeInputError(f"event {event_id!r} is {with_article(repr(chosen[0].kind))} event, not a summary",
                                   file=str(trace), field="kind")
         return [chosen[0]]
     found = [e for e in events if isinstance(e, SummaryEvent)]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from judge.config import JudgeConfig
-from judge.errors import ConfigError
+from judge.errors import ConfigError, with_article
 from judge.judges.base import LedgerRow
 from judge.judges.cache import VerdictCache, request_key
 from judge.model import SummaryEvent
@@ -51,7 +51,7 @@ class SummaryJudge:
     def __init__(self, config: JudgeConfig, *, cache: VerdictCache | None = None,
                  prompt: Prompt | None = None) -> None:
         if config.backend != "llm" or not config.model:
-            raise ConfigError(f"judge {config.name!r} is a {config.backend!r} judge: the summary audit's "
+            raise ConfigError(f"judge {config.name!r} is {with_article(repr(config.backend))} judge: the summary audit's "
                               "judge layer needs an llm judge (the offline `local` judge is the semantic layer)")
         self.config = config
         self.prompt = prompt or load_prompt(str(config.options.get("summary_prompt", DEFAULT_PROMPT)))
@@ -126,18 +126,21 @@ class SummaryJudge:
                 extra[name] = value
         retryable = llm._transport_errors()
         retries = 0
+        deadline = time.monotonic() + cfg.timeout_s  # timeout_s bounds the whole call, retries included
         while True:
             try:
                 answer = client.chat.completions.create(
                     model=cfg.model, messages=[dict(m) for m in messages], response_model=llm._wrapped(model_cls),
-                    max_retries=cfg.max_retries, timeout=cfg.timeout_s, **extra)
+                    max_retries=cfg.max_retries, timeout=max(deadline - time.monotonic(), 0.001), **extra)
                 break
             except Exception as exc:  # instructor wraps every failure; its cause tells what it was
                 cause = (exc.__cause__ if isinstance(exc, llm._retry_exception()) else exc) or exc
-                if llm._is_transient(cause, retryable) and retries < cfg.transport_retries:
+                hinted = llm._retry_after(cause)
+                pause = hinted if hinted is not None else min(cfg.backoff_s * 2 ** retries, 30.0)
+                if llm._is_transient(cause, retryable) and retries < cfg.transport_retries and \
+                        time.monotonic() + pause < deadline:
                     retries += 1
-                    hinted = llm._retry_after(cause)
-                    time.sleep(hinted if hinted is not None else min(cfg.backoff_s * 2 ** (retries - 1), 30.0))
+                    time.sleep(pause)
                     continue
                 usage["transport_retries"] = retries
                 return LayerResult(error=f"{type(cause).__name__}: {llm._first_line(str(cause), 300)}", usage=usage)

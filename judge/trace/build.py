@@ -8,14 +8,19 @@ when it reads a trace (judge.trace.load), so an importer writes what it was give
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from judge.errors import JudgeInputError
+from judge.model.jsonl import dumps_line
+from judge.model.limits import MAX_DEPTH, DepthError, check_depth, depth_message
 
 
 @dataclass
@@ -133,13 +138,83 @@ def safe_name(name: str) -> str:
 
 
 def dumps(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str)
+    """One JSONL line (judge.model.jsonl: line breaks escaped, lone surrogates replaced)."""
+    return dumps_line(record, separators=(",", ":"), default=str)
+
+
+def _validate(path: Path, header: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    """The trace format itself, before a byte is written: an importer never writes a trace the
+    grader would refuse (nesting beyond MAX_DEPTH, an event that is not one)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from judge.model import Event, RunHeader
+
+    adapter = TypeAdapter(Event)
+    for index, record in enumerate([header, *events]):
+        where = "run header" if index == 0 else f"event {record.get('id', index)}"
+        try:
+            check_depth(record, MAX_DEPTH)
+            if index == 0:
+                RunHeader.model_validate({k: v for k, v in record.items() if v is not None})
+            else:
+                adapter.validate_python(record)
+        except DepthError:
+            raise JudgeInputError(f"{where}: {depth_message()}", file=str(path)) from None
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"])
+            raise JudgeInputError(f"{where} would not be a valid trace line: {err['msg']}", file=str(path),
+                                  field=field or None) from None
+
+
+# The files an import has written so far (temporary name -> final name): they are moved into place
+# together when the import succeeds, and removed when it fails, so a failed import leaves nothing.
+_STAGED: contextvars.ContextVar[list[tuple[Path, Path]] | None] = contextvars.ContextVar("staged", default=None)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def atomic_import(fn: F) -> F:
+    """Run an import so that it writes all of its traces or none (see `_STAGED`)."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        staged: list[tuple[Path, Path]] = []
+        token = _STAGED.set(staged)
+        try:
+            result = fn(*args, **kwargs)
+        except RecursionError:
+            _discard(staged)
+            raise JudgeInputError(depth_message(), file=str(args[0]) if args else None) from None
+        except BaseException:
+            _discard(staged)
+            raise
+        finally:
+            _STAGED.reset(token)
+        try:
+            for tmp, final in staged:
+                os.replace(tmp, final)
+        except OSError as exc:
+            _discard(staged)
+            raise JudgeInputError(f"cannot write: {exc.strerror}", file=str(exc.filename)) from None
+        return result
+    return wrapper  # type: ignore[return-value]
+
+
+def _discard(staged: list[tuple[Path, Path]]) -> None:
+    for tmp, _ in staged:
+        tmp.unlink(missing_ok=True)
 
 
 def write_trace(path: Path, header: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    """Validate, then write one trace (inside `atomic_import`: to a temporary file moved into place
+    when the whole import succeeded)."""
+    _validate(path, header, events)
+    staged = _STAGED.get()
+    target = path.with_name(f".{path.name}.partial-{os.getpid()}") if staged is not None else path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8") as handle:
+        with target.open("w", encoding="utf-8") as handle:
+            if staged is not None:
+                staged.append((target, path))
             handle.write(dumps({k: v for k, v in header.items() if v is not None}) + "\n")
             for event in events:
                 handle.write(dumps(event) + "\n")
@@ -148,8 +223,20 @@ def write_trace(path: Path, header: dict[str, Any], events: list[dict[str, Any]]
 
 
 def refuse_input(out: Path, *inputs: Path) -> None:
-    """Nothing the user gave is overwritten."""
-    target = out.resolve()
+    """Nothing the user gave is overwritten: the same path, or the same file by inode (a hard link)."""
+    from judge.model.limits import same_file
+
     for path in inputs:
-        if target == path.resolve():
+        if same_file(out, path):
             raise JudgeInputError("refusing to write over an input file", file=str(out))
+
+
+def check_text_file(path: Path) -> None:
+    """A binary file or device (`/dev/zero`) is refused before any line of it is read."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(8192)
+    except OSError as exc:
+        raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    if b"\x00" in head:
+        raise JudgeInputError("binary file, expected JSON text", file=str(path))

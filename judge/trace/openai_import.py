@@ -33,7 +33,16 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from judge.errors import JudgeInputError
-from judge.trace.build import EventBuilder, ImportSummary, maybe_json, refuse_input, safe_name, write_trace
+from judge.trace.build import (
+    atomic_import,
+    check_text_file,
+    EventBuilder,
+    ImportSummary,
+    maybe_json,
+    refuse_input,
+    safe_name,
+    write_trace,
+)
 
 TURN_RULES = ("user", "step")
 _SYSTEM_ROLES = ("system", "developer")
@@ -334,12 +343,14 @@ def run_trace(run: Any, where: _Where, index: int, stem: str, *, scenario: str |
     return header, events
 
 
+@atomic_import
 def import_openai(path: str | Path, out: str | Path, *, scenario: str | None = None,
                   turns: str = "user") -> ImportSummary:
     """Import a message list or a file of runs. One run -> `out` is the trace file (or, when `out`
     is an existing folder, `out/<run_id>.jsonl`); many -> `out` is a folder of traces."""
     path, out = Path(path), Path(out)
     refuse_input(out, path)
+    check_text_file(path)
     many, runs = iter_runs(path)
     summary = ImportSummary()
     if many and out.exists() and not out.is_dir():

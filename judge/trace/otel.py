@@ -50,7 +50,17 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import JudgeInputError
-from judge.trace.build import EventBuilder, ImportSummary, as_args, maybe_json, refuse_input, safe_name, write_trace
+from judge.trace.build import (
+    as_args,
+    atomic_import,
+    check_text_file,
+    EventBuilder,
+    ImportSummary,
+    maybe_json,
+    refuse_input,
+    safe_name,
+    write_trace,
+)
 from judge.trace.otlp import LogRecord, Span, iso, read_traces
 
 MODEL_OPS = ("chat", "text_completion", "generate_content")
@@ -343,6 +353,7 @@ def spans_to_trace(spans: list[Span], logs: list[LogRecord] | None = None, *, sc
     return header, events
 
 
+@atomic_import
 def import_otel(path: str | Path, out: str | Path, *, scenario: str | None = None, run_id: str | None = None,
                 turns: str = "user", whole: bool = False, trace_id: str | None = None) -> ImportSummary:
     """OTLP JSON -> traces. `out` names a folder when it is one, ends in `/` or has no suffix:
@@ -352,6 +363,7 @@ def import_otel(path: str | Path, out: str | Path, *, scenario: str | None = Non
     folder = Path(out).is_dir() or str(out).endswith(("/", "\\")) or not Path(out).suffix
     out = Path(out)
     refuse_input(out, path)
+    check_text_file(path)
     summary = ImportSummary()
     first_id: str | None = None
     for spans, logs in read_traces(path, whole=whole):

@@ -45,6 +45,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from judge.errors import JudgeInputError
 from judge.model import AgentInfo, Event, EventMeta, RunHeader
+from judge.model.jsonl import escape_line_breaks
 from judge.trace.redact import Redactor, redact_event_dict
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -111,7 +112,7 @@ class Recorder:
             self._handle = self.path.open("w", encoding="utf-8", buffering=1)
         except OSError as exc:
             raise JudgeInputError(f"cannot write: {exc.strerror}", file=str(self.path)) from None
-        self._handle.write(self.header.model_dump_json(exclude_none=True) + "\n")
+        self._handle.write(escape_line_breaks(self.header.model_dump_json(exclude_none=True)) + "\n")
         return self
 
     def close(self) -> None:
@@ -176,7 +177,7 @@ class Recorder:
                 err = exc.errors()[0]
                 raise JudgeInputError(err["msg"], file=str(self.path),
                                       field=".".join(str(p) for p in err["loc"] if p != kind)) from None
-            self._handle.write(event.model_dump_json(exclude_none=True, by_alias=True) + "\n")
+            self._handle.write(escape_line_breaks(event.model_dump_json(exclude_none=True, by_alias=True)) + "\n")
             self.events_written += 1
             return event.id
 

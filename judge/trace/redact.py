@@ -1,144 +1,155 @@
 """Redact secrets and personal data before anything downstream (judge, cache, report) sees them.
 
-Kinds: private keys, JWTs, bearer tokens, API keys of well-known providers, values of secret-named
-fields, card numbers (only when the Luhn check passes, so order ids survive), phone numbers and
-e-mail addresses. Only counts by kind are recorded, never the values.
+What is found, and by what, is judge.trace.detect (text), judge.trace.names (secret-named fields)
+and judge.trace.numbers (cards, SSNs, phones, IBANs: python-stdnum and phonenumbers decide). This
+module applies them to every string of an event or run header: values, dict keys, tool names, refs,
+`to`, ids (an id maps to a stable `[REDACTED:kind#n]`, so a call and its result still pair up), and
+JSON held inside a string (parsed, redacted, written back). A secret-named field loses its value
+whatever its type; an integer that is a card number becomes `[REDACTED:card_number]`. Only counts
+by kind are recorded, never the values.
+
+`line_needs_redaction` is the cheap test the trace reader runs on every raw JSONL line first: **a line
+it clears needs no redaction** (it may say yes when nothing needs redacting: the slow path then
+parses, redacts and finds nothing). tests/test_properties.py holds it to that.
 """
 
 from __future__ import annotations
 
-import re
+import json
 from collections import Counter
 from typing import Any
 
-_PATTERNS = [
-    ("private_key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),
-    ("bearer_token", r"(?i:bearer)\s+[A-Za-z0-9._~+/=-]{12,}"),
-    ("api_key", r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}"
-                r"|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|sk_(?:live|test)_[0-9A-Za-z]{16,}"
-                r"|glpat-[0-9A-Za-z_-]{20,})"),
-    # The local part takes every RFC 5322 atext character, so `a{b@x.org` is caught whole.
-    ("email", r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"),
-    ("card_number", r"(?<![\d.-])(?:\d[ -]?){12,18}\d(?![\d-])"),
-    ("phone", r"(?<![\w+])(?:\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}|\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}"
-              r"|1[3-9]\d{9})(?![\w])"),
-]
-_COMBINED = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _PATTERNS))
-SECRET_FIELD = re.compile(r"(?i)^(?:api[_-]?key|apikey|password|passwd|secret|client[_-]?secret|"
-                          r"access[_-]?token|refresh[_-]?token|token|authorization|auth)$")
-# A cheap test on a raw JSONL line: it may say yes when nothing needs redacting (the slow path then
-# parses, redacts and finds nothing), never no when something does. Each pattern above, and each
-# secret-named field, needs one of the literals below in the lowered raw line, or a digit shape:
-# the literals carry no word boundaries or look-behinds of the patterns, so an escape such as `\n`
-# right before a key (raw `\nAKIA...`) cannot hide it, and `\u` escapes, which could hide any
-# character, always count. The search starts at a rare letter of each literal and looks behind for
-# the rest, which keeps the regex engine's scan for a starting letter cheap. Each literal is as
-# long as the pattern allows (a field name with its closing quote, `@` inside an address, `+` with a
-# digit, `sk-` with 16 key characters) so that code in a trace (decorators, diffs, `task_id`,
-# `author`) does not send its lines down the slow path. Running `_COMBINED` over every raw line
-# instead cost ~100 us a line (its e-mail branch retries at every letter); this costs about as
-# much as `json.loads` of the line.
-_TRIGGER = re.compile(
-    r"j(?<=eyj)"                                   # jwt
-    r"|b(?:egin(?<=-----begin)|earer)"             # private key, bearer token
-    r"|k(?:ia(?<=akia)"                            # AKIA...
-    r"|(?<=sk)(?:-[a-z0-9_-]{16}|_live_|_test_)"   # sk-..., sk_live_..., sk_test_...
-    r'|ey"(?:(?<=apikey")|(?<=api[_-]key"))'       # field api_key / apikey
-    r'|(?<=tok)en")'                               # field *token
-    r"|z(?<=aiz)a|glpat-|gh[pousr]_|xox[abprs]-"   # other API keys
-    r'|w(?<=passw)(?:ord|d)"|c(?<=sec)ret"'        # fields password / passwd, *secret
-    r'|u(?<=au)th(?:orization)?"'                  # fields auth, authorization
-    r"|@(?<=[a-z0-9!#$%&'*+/=?^_`{|}~.-]@)[a-z0-9-]+\."  # e-mail (not a decorator)
-    r"|\\u|\+\d"                                   # escapes, +phone
-).search
-# Under IGNORECASE these four match an ASCII letter of a field name (`re` folds them so), and
-# `str.lower` would not turn them into it (İ even becomes two characters).
-_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
-# Card numbers need 13 digits, phone numbers 10 or 11, with at most single separators between:
-# a run of 11 bytes of [0-9 .)-] first (one table lookup per byte, in C), then the shape itself.
-# `\d` also takes non-ASCII digits, so every byte of a non-ASCII character counts for the run.
-_DIGIT_CLASS = bytes(0x30 if i >= 0x80 or chr(i) in "0123456789 .)-" else 0x78 for i in range(256))
-_DIGIT_RUN = b"0" * 11
-_DIGIT_SHAPE = re.compile(r"\d(?:(?:[ -]?\d){12}|\d\d\)?[ .-]\d{3}[ .-]\d{4}|\d{9})").search
+from judge.model.limits import MAX_DEPTH, DepthError
+from judge.trace.detect import spans
+from judge.trace.names import is_secret_name
+from judge.trace.numbers import luhn_ok
+from judge.trace.precheck import SURROGATE, line_needs_redaction, lines_needing_redaction
 
-
-def line_needs_redaction(line: str) -> bool:
-    """May anything in this raw JSONL line need redacting? (A superset test, see above.)"""
-    lowered = line.lower() if line.isascii() else line.translate(_FOLDS).lower()
-    if _TRIGGER(lowered) is not None:
-        return True
-    return _DIGIT_RUN in line.encode("utf-8", "surrogatepass").translate(_DIGIT_CLASS) and \
-        _DIGIT_SHAPE(line) is not None
-
-
-def luhn_ok(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = ord(ch) - 48
-        if i % 2 == 1:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
-
+__all__ = ["Redactor", "line_needs_redaction", "lines_needing_redaction", "luhn_ok", "redact_event_dict",
+           "redact_header_dict"]
 
 class Redactor:
     """Replaces sensitive substrings with `[REDACTED:kind]` and counts them by kind."""
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
+        self._ids: dict[str, str] = {}
 
     def line_needs_redaction(self, line: str) -> bool:
         return line_needs_redaction(line)
 
-    def _replace(self, match: re.Match[str]) -> str:
-        kind = match.lastgroup or "secret"
-        text = match.group(0)
-        if kind == "card_number":
-            digits = re.sub(r"\D", "", text)
-            if not luhn_ok(digits):
-                return text
-        if kind == "phone" and sum(c.isdigit() for c in text) < 8:
-            return text
-        self.counts[kind] += 1
-        if kind == "bearer_token":
-            return text.split(None, 1)[0] + " [REDACTED:bearer_token]"
-        return f"[REDACTED:{kind}]"
-
-    def text(self, value: str) -> str:
-        # The line test holds for a plain string too (its literals need no JSON around them): a
-        # string it passes has no match, so `sub` would hand it back unchanged, ~100x slower.
-        if not line_needs_redaction(value):
+    def text(self, value: str, depth: int = 0) -> str:
+        # A long string goes straight to the detectors, whose own gates cost what the precheck
+        # would (the line it came from passed the precheck already).
+        if len(value) < 4096 and not line_needs_redaction(value):
             return value
-        return _COMBINED.sub(self._replace, value)
+        if not value.isascii() and SURROGATE(value) is not None:  # a lone surrogate: no UTF-8 holds it
+            value = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        nested = self._nested_json(value, depth)
+        if nested is not None:
+            return nested
+        found = spans(value)
+        if not found:
+            return value
+        out, pos = [], 0
+        for start, end, kind in found:
+            self.counts[kind] += 1
+            out.append(value[pos:start])
+            out.append(f"[REDACTED:{kind}]")
+            pos = end
+        out.append(value[pos:])
+        return "".join(out)
 
-    def value(self, value: Any) -> Any:
-        """Redact every string inside a JSON-like value (dict keys that name secrets too)."""
+    def _nested_json(self, value: str, depth: int) -> str | None:
+        """A string that is JSON (an argument holding `{"password": ...}`): redacted as data."""
+        text = value.strip()
+        if text[:1] not in ("{", "[") or text[-1:] not in ("}", "]"):
+            return None
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+        before = sum(self.counts.values())
+        try:
+            redacted = self.value(data, depth + 1)
+        except DepthError:
+            return None
+        if sum(self.counts.values()) == before:
+            return value
+        return json.dumps(redacted, ensure_ascii=False)
+
+    def ident(self, value: str) -> str:
+        """An id: unchanged, or (when it holds something to redact) a stable `[REDACTED:kind#n]`."""
+        if value in self._ids:
+            return self._ids[value]
+        redacted = self.text(value)
+        if redacted != value:
+            redacted = self._ids[value] = f"{redacted}#{len(self._ids) + 1}"
+        return redacted
+
+    def value(self, value: Any, depth: int = 0) -> Any:
+        """Redact every string inside a JSON-like value (dict keys too; secret-named fields whole)."""
         if isinstance(value, str):
-            return self.text(value)
+            return self.text(value, depth)
+        if depth > MAX_DEPTH:
+            raise DepthError(depth)
         if isinstance(value, dict):
             out = {}
             for k, v in value.items():
-                if isinstance(k, str) and SECRET_FIELD.match(k) and isinstance(v, (str, int)) and v != "":
+                if isinstance(k, str) and _is_secret_field(k, v):
                     self.counts["secret_field"] += 1
-                    out[k] = "[REDACTED:secret_field]"
+                    out[self.text(k)] = "[REDACTED:secret_field]"
                 else:
-                    # Keys carry data too (recipients keyed by address): redact them like values.
-                    out[self.text(k) if isinstance(k, str) else k] = self.value(v)
+                    out[self.text(k) if isinstance(k, str) else k] = self.value(v, depth + 1)
             return out
-        if isinstance(value, list):
-            return [self.value(v) for v in value]
+        if isinstance(value, (list, tuple)):
+            return [self.value(v, depth + 1) for v in value]
+        if type(value) is int and 13 <= len(str(abs(value))) <= 19 and luhn_ok(str(abs(value))):
+            self.counts["card_number"] += 1
+            return "[REDACTED:card_number]"
         return value
 
 
-# Fields of an event that carry content; the structural ones (id, turn, call_id, ...) are left alone.
-CONTENT_FIELDS = ("text", "args", "result", "value", "state")
+def _is_secret_field(key: str, value: Any) -> bool:
+    if value is None or isinstance(value, bool) or value == "" or value == [] or value == {}:
+        return False
+    return is_secret_name(key)
+
+
+# Fields that pair events up or order them: redacted as ids (stable), never as text.
+ID_FIELDS = ("id", "call_id", "span_id", "parent_span_id")
+# Fields whose values are fixed vocabularies or structure.
+STRUCTURAL = ("kind", "turn", "status", "reason", "phase")
 
 
 def redact_event_dict(record: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
-    for name in CONTENT_FIELDS:
-        if name in record:
-            record[name] = redactor.value(record[name])
+    """Every field of an event but its kind, turn and vocabularies: ids stably, the rest as values."""
+    for name, value in record.items():
+        if name in STRUCTURAL:
+            continue
+        try:
+            if name in ID_FIELDS and isinstance(value, str):
+                record[name] = redactor.ident(value)
+            else:
+                record[name] = redactor.value(value)
+        except DepthError as exc:
+            exc.field = name
+            raise
+    return record
+
+
+# The run header's fields that must match the scenario file stay as they are.
+HEADER_KEPT = ("kind", "scenario", "session")
+
+
+def redact_header_dict(record: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
+    for name, value in record.items():
+        if name in HEADER_KEPT:
+            continue
+        try:
+            record[name] = redactor.ident(value) if name == "run_id" and isinstance(value, str) \
+                else redactor.value(value)
+        except DepthError as exc:
+            exc.field = name
+            raise
     return record

@@ -30,7 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import JudgeInputError
-from judge.trace.build import ImportSummary, refuse_input, safe_name, write_trace
+from judge.trace.build import (
+    atomic_import,
+    check_text_file,
+    ImportSummary,
+    refuse_input,
+    safe_name,
+    write_trace,
+)
 
 SYSTEMS = {"hand-crafted": "magentic-one", "algorithm-generated": "captain-agent"}
 TERMINALS = ("Computer_terminal", "ComputerTerminal")
@@ -144,6 +151,7 @@ def log_files(src: Path) -> list[Path]:
     return files
 
 
+@atomic_import
 def import_who_and_when(src: str | Path, out: str | Path, *, scenario: str | None = None,
                         code_as_tools: bool = True) -> ImportSummary:
     """Every log under `src` (a folder, searched recursively, or one file) -> `out/<subset>/<n>.jsonl`.
@@ -152,7 +160,9 @@ def import_who_and_when(src: str | Path, out: str | Path, *, scenario: str | Non
     if out.exists() and not out.is_dir():
         raise JudgeInputError("-o must be a folder", file=str(out))
     summary = ImportSummary()
-    for path in log_files(src):
+    logs = log_files(src)
+    for path in logs:
+        check_text_file(path)
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
@@ -162,7 +172,7 @@ def import_who_and_when(src: str | Path, out: str | Path, *, scenario: str | Non
             raise JudgeInputError(f"cannot read: {exc}", file=str(path)) from None
         header, events = log_trace(record, path, scenario=scenario, code_as_tools=code_as_tools)
         target = out / header["metadata"]["subset"] / (safe_name(path.stem) + ".jsonl")
-        refuse_input(target, path)
+        refuse_input(target, *logs)
         write_trace(target, header, events)
         summary.add(target, events)
     return summary

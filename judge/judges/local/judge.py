@@ -61,8 +61,11 @@ permission's revocation turn is unknown, so the whole slice is checked against i
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import threading
 import time
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from judge.judges.base import JudgeRequest, JudgeResult, LedgerRow
@@ -88,10 +91,12 @@ class EmbeddingJudge:
         self._encode_lock = threading.Lock()  # one encode at a time: torch already uses all cores
 
     def fingerprint(self) -> dict[str, Any]:
+        """The model and its weights' hash, and the hash of the code that turns embeddings into
+        verdicts (this package and its cue tables): a change to any makes the calibration stale."""
         model = minilm.model_fingerprint(self.model_name)
         return {"backend": "embedding", "model": model["model"],
                 "weights_sha256": model["weights_sha256"], "rule_version": RULE_VERSION,
-                "prompt": None}
+                "code_sha256": code_sha256(), "prompt": None}
 
     def load(self) -> None:
         """Load (and for the bundled model, verify) the model now; raises ConfigError."""
@@ -195,6 +200,18 @@ class EmbeddingJudge:
         with self._encode_lock:
             return self._model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True,
                                       convert_to_numpy=True, show_progress_bar=False)
+
+
+@lru_cache(maxsize=1)
+def code_sha256() -> str:
+    """sha256 over the local judge's source files (judge/judges/local/*.py) and the cue tables it
+    reads (judge/text/cues.py), by file name, line endings normalised."""
+    files = sorted(Path(__file__).parent.glob("*.py")) + [Path(cues.__file__)]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(f"{path.parent.name}/{path.name}\0".encode())
+        digest.update(path.read_bytes().replace(b"\r\n", b"\n") + b"\0")
+    return digest.hexdigest()
 
 
 def decide(row: LedgerRow, view: SliceView, ledger: list[LedgerRow]) -> Decision:

@@ -1,0 +1,57 @@
+"""`judge config show | check`: the configuration in effect and where each value comes from; every
+configured judge built (no model called) and checked.
+
+Exit codes: `show` 0; `check` 0 when every judge can grade, 2 when one cannot (a bad table, an
+unknown or edited prompt, an unset API key variable, a stale calibration where `stale = "error"`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from judge.cli.common import console, user_errors
+
+CONFIG_HELP = "A TOML file holding a [tool.judge] table (default: $JUDGE_CONFIG, else the nearest pyproject.toml)."
+
+
+@user_errors
+def show_cmd(
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (a list of key, value, source) instead of a table."),
+) -> None:
+    """Print every setting in effect with where it comes from (a file, an environment variable, a
+    built-in judge or the built-in default). Secrets are masked: an API key shows only as set or not."""
+    from judge.config import effective_settings
+    from judge.render.config import render_settings
+
+    settings = effective_settings(config_file=config)
+    if as_json:
+        typer.echo(json.dumps([s.model_dump(mode="json") for s in settings], indent=2, ensure_ascii=False))
+        return
+    render_settings(settings, console())
+
+
+@user_errors
+def check_cmd(config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP)) -> None:
+    """Build every configured judge as `judge grade` would, calling no model: the table is valid, the
+    prompt matches its lock, the API key's variable is set; show each calibration record's status.
+    Exit 0: every judge can grade; 2: one cannot."""
+    from judge.api import check_judges
+    from judge.render.config import render_checks
+
+    checks = check_judges(config_file=config)
+    render_checks(checks, console())
+    raise typer.Exit(0 if all(c.ok for c in checks) else 2)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `config` sub-app to the `judge` typer app."""
+    sub = typer.Typer(help="The [tool.judge] configuration: show what is in effect, check every judge.",
+                      no_args_is_help=True)
+    sub.command("show", epilog="Example: judge config show --config judge.toml")(show_cmd)
+    sub.command("check", epilog="Example: judge config check")(check_cmd)
+    app.add_typer(sub, name="config")

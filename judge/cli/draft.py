@@ -1,0 +1,79 @@
+"""`judge draft`: propose a scenario from traces, for a test author to review (judge.draft).
+
+Exit codes: 0 the draft was written; 2 bad input (a trace, `--tools`, a judge configuration, an
+output that exists or is an input), one line on stderr, no traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from judge.cli.common import console, err, offline_env, refuse_overwriting_inputs, user_errors, write_output
+from judge.errors import UsageError
+
+
+@user_errors
+def draft_cmd(
+    traces: list[Path] = typer.Argument(..., help="JSONL traces of runs of one scenario: the first gives what the "
+                                        "user said and what tools returned; all of them give the tools."),
+    out: Path = typer.Option(..., "-o", "--out", help="Where to write the drafted scenario (YAML); `-` prints it."),
+    scenario_id: Optional[str] = typer.Option(None, "--id", help="The scenario id (default: the one the first "
+                                              "trace's run header names)."),
+    tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the agent's "
+                                         "tools, so a forbidden action can name a tool no trace called."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="An llm judge of [tool.judge.judges]: its model "
+                                        "proposes entries, deltas and rules too (prompt ledger-draft@1), merged "
+                                        "with the offline draft and marked [model]. Default: offline only."),
+    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] table."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT if it exists."),
+) -> None:
+    """Draft a scenario from what the user said and what tools returned; every entry, delta and rule
+    names the event and words it came from. Review it, then delete its `draft: true` line."""
+    from judge.draft import draft_scenario
+
+    inputs = [*traces, tools, config]
+    to_stdout = str(out) == "-"
+    refuse_overwriting_inputs([] if to_stdout else [out], inputs)
+    if not to_stdout and out.exists() and not force:
+        raise UsageError("exists: a draft never replaces a file (it may be a reviewed scenario); give --force "
+                         "or another -o", file=str(out))
+    assistant = None
+    if judge is not None:
+        offline_env()
+        from judge.draft.assist import make_assistant
+
+        assistant = make_assistant(judge, config_file=config)
+    result = draft_scenario(traces, scenario_id=scenario_id, tools=tools, assistant=assistant)
+    if to_stdout:
+        sys.stdout.write(result.text)
+    else:
+        write_output(out, result.text, inputs)
+    draft = result.draft
+    added = sum(1 for e in draft.entries if e.turn > draft.first_turn)
+    screen = err if to_stdout else console(soft_wrap=True)
+    out_name = "stdout" if to_stdout else str(out)
+    screen.print(f"drafted {draft.scenario_id}: {len(draft.entries)} entries ({added} of them `add` deltas), "
+                 f"{len(draft.deltas)} set/revoke/complete deltas, {len(draft.rules)} rules, "
+                 f"{len(draft.checkpoints)} checkpoints -> {out_name}", markup=False)
+    if result.assist is not None:
+        usage = result.assist["usage"]
+        state = f"failed ({result.assist['error']}), the draft is offline only" if result.assist["error"] else \
+            f"{usage.get('calls', 0)} call(s), {usage.get('cache_hits', 0)} cache hit(s)"
+        origins = {o: sum(1 for i in [*draft.entries, *draft.deltas, *draft.rules] if i.origin == o)
+                   for o in ("offline", "model", "offline+model")}
+        screen.print(f"model layer: {state}; items offline {origins['offline']}, model {origins['model']}, "
+                     f"both {origins['offline+model']}", markup=False)
+    for warning in result.warnings:
+        screen.print(f"warning: {warning}", markup=False)
+    screen.print(f"review it: `judge lint {'FILE' if to_stdout else out}` lists what to check; then delete its "
+                 f"`draft: true` line "
+                 f"(`judge grade --allow-draft` grades it before that)", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `draft` to the `judge` typer app."""
+    app.command("draft")(draft_cmd)

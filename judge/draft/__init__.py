@@ -1,0 +1,68 @@
+"""Draft a scenario (the reviewed-ledger fixture) from traces, for a test author to review.
+
+    from judge.draft import draft_scenario
+    result = draft_scenario(["run.jsonl"])          # offline cue tables only
+    result.text                                      # the YAML, `draft: true`, every line with its evidence
+
+Stages: source (what the user said and tools returned) -> extract (goal and work asked, restrictions,
+facts, changes, tool facts, sensitivity) -> assist (optional: a model's proposals, merged) -> build
+(rules, checkpoints, fixture checks) -> write (YAML with comments). `review_notes` lists what a
+reviewer should check in a draft file (`judge lint`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judge.draft.build import finish
+from judge.draft.extract import extract
+from judge.draft.items import Draft
+from judge.draft.review import review_notes
+from judge.draft.rules import draft_rules
+from judge.draft.source import read_conversation, read_tool_schemas
+from judge.draft.write import to_yaml
+
+OFFLINE_VERSION = 1  # bump when the cue tables or the drafting change what a draft says
+
+__all__ = ["OFFLINE_VERSION", "DraftResult", "draft_scenario", "review_notes"]
+
+
+@dataclass
+class DraftResult:
+    text: str
+    draft: Draft
+    scenario: dict[str, Any]
+    assist: dict[str, Any] | None = None  # the model layer's fingerprint, usage and error, when it ran
+    warnings: list[str] = field(default_factory=list)
+
+
+def draft_scenario(traces: Iterable[str | Path], *, scenario_id: str | None = None,
+                   tools: str | Path | None = None, assistant: Any = None) -> DraftResult:
+    """Draft a scenario from `traces` (the first gives the conversation; all give tools), with
+    `tools` (OpenAI function schemas) and, when given, a model `assistant` (judge.draft.assist)."""
+    conv = read_conversation(traces, scenario_id=scenario_id,
+                             tool_schemas=read_tool_schemas(tools) if tools is not None else None)
+    draft = extract(conv)
+    draft.rules = draft_rules(draft, conv.tools)
+    draft.header.append(f"source: {conv.trace} (run {conv.run_id}, sha256 {conv.sha256[:16]}); "
+                        f"drafter: offline cues v{OFFLINE_VERSION}")
+    if conv.redactions:
+        draft.header.append("redacted before drafting: " + ", ".join(f"{k} x{v}" for k, v in conv.redactions.items()))
+    draft.notes += conv.disagreements
+    assist = None
+    if assistant is not None:
+        from judge.draft.merge import merge
+
+        outcome = assistant.propose(conv, draft)
+        assist = {**outcome.summary(), "fingerprint": assistant.fingerprint()}
+        draft.header.append(f"model layer: {assistant.describe()}")
+        if outcome.error:
+            draft.notes.append(f"the model layer failed, the draft is offline only: {outcome.error}")
+        else:
+            merge(draft, outcome.answer, conv)
+    scenario = finish(draft, conv.tools, with_rules=False)
+    return DraftResult(text=to_yaml(draft), draft=draft, scenario=scenario, assist=assist,
+                       warnings=list(conv.disagreements))

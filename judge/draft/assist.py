@@ -1,0 +1,164 @@
+"""The model-assisted layer: a `ledger-draft` prompt through an llm judge configuration.
+
+The model is shown the offline draft's keys, the known tools and the user messages and tool
+results only (never the agent's messages, calls or state-writes), blinded (the candidate's name,
+version and model masked) and fenced as data, after the redaction every trace gets on reading. Its
+answer is validated against a model built for the request (judge.draft.answer): evidence ids from
+the shown events, tools from the known ones, quotes copied from the cited event; an invalid answer
+is re-asked (`max_retries`), then the layer reports an error and the draft stays offline. The
+plumbing is the llm judge's (judge.judges.llm: litellm + instructor, offline settings, transport
+retries with backoff, the price table), and calls are cached on the full request in the verdict
+cache (namespace `ledger-draft`), so an unchanged rerun makes no call and drafts the same file.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from judge.config import JudgeConfig, load_judge_config, resolve_api_key
+from judge.draft.answer import answer_model
+from judge.draft.items import Draft
+from judge.draft.source import Conversation
+from judge.errors import ConfigError, with_article
+from judge.judges.cache import VerdictCache, request_key
+from judge.prompts import Prompt, load_prompt
+
+DEFAULT_PROMPT = "ledger-draft@1"
+LINE_LIMIT = 600  # characters of one event line
+MAX_EVENTS = 400
+
+
+@dataclass
+class Outcome:
+    answer: Any = None
+    error: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        return {"error": self.error, "usage": self.usage}
+
+
+def event_lines(conv: Conversation) -> tuple[list[str], dict[str, str]]:
+    """One blinded, escaped line per user message and tool result, and the text each one shows."""
+    from judge.judges.render import blind, compact, escape_data
+
+    lines, texts = [], {}
+    for u in conv.utterances[:MAX_EVENTS]:
+        if u.kind == "user":
+            shown = escape_data(blind(u.text, conv.names))
+            line = f"{u.event} t{u.turn} user: {shown}"
+        else:
+            shown = escape_data(blind(f"{u.status}: {compact(u.result)}", conv.names))
+            line = f"{u.event} t{u.turn} result of {u.tool}: {shown}"
+        if len(line) > LINE_LIMIT:
+            line = line[:LINE_LIMIT] + " …[truncated]"
+        lines.append(line)
+        texts[u.event] = line.split(": ", 1)[1] if ": " in line else line
+    return lines, texts
+
+
+def ledger_lines(draft: Draft) -> list[str]:
+    from judge.judges.render import escape_data
+
+    return [escape_data(f"{e.key} ({e.class_}, {e.sensitivity}): {e.value}") for e in draft.entries]
+
+
+class DraftAssistant:
+    """Runs `ledger-draft@N` (default @1; `options.draft_prompt` in the judge's table picks another)."""
+
+    def __init__(self, config: JudgeConfig, *, cache: VerdictCache | None = None, prompt: Prompt | None = None) -> None:
+        if config.backend != "llm" or not config.model:
+            raise ConfigError(f"judge {config.name!r} is {with_article(repr(config.backend))} judge: `judge draft --judge` needs an "
+                              "llm judge (the offline drafter runs without one)")
+        self.config = config
+        self.prompt = prompt or load_prompt(str(config.options.get("draft_prompt", DEFAULT_PROMPT)))
+        if self.prompt.meta.output_schema != "ledger-draft":
+            raise ConfigError(f"prompt {self.prompt.ref} answers {self.prompt.meta.output_schema!r}, not "
+                              "'ledger-draft'", field=f"tool.judge.judges.{config.name}.options.draft_prompt")
+        self.cache = (cache or VerdictCache(namespace="ledger-draft")) if config.cache else None
+        self._api_key = resolve_api_key(config)
+
+    def fingerprint(self) -> dict[str, Any]:
+        cfg = self.config
+        return {"name": cfg.name, "backend": "llm", "model": cfg.model, "prompt": self.prompt.fingerprint(),
+                "sampling": {"temperature": cfg.temperature, "seed": cfg.seed, "mode": cfg.mode}}
+
+    def describe(self) -> str:
+        cfg = self.config
+        return (f"judge {cfg.name} ({cfg.model}), prompt {self.prompt.ref} sha256 {self.prompt.sha256[:12]}, "
+                f"temperature {cfg.temperature}, seed {cfg.seed}, mode {cfg.mode}")
+
+    def messages(self, conv: Conversation, draft: Draft) -> tuple[list[dict[str, str]], dict[str, str]]:
+        events, texts = event_lines(conv)
+        tools = [f"{name}: {', '.join(info.args) or '-'}" for name, info in sorted(conv.tools.items())]
+        return self.prompt.render({"ledger": ledger_lines(draft), "tools": tools, "events": events}), texts
+
+    def propose(self, conv: Conversation, draft: Draft) -> Outcome:
+        from judge.judges.schema import json_schema
+
+        messages, texts = self.messages(conv, draft)
+        model_cls = answer_model(texts, list(conv.tools))
+        params = {"temperature": self.config.temperature, "seed": self.config.seed}
+        key = request_key({"prompt": self.prompt.fingerprint(), "model": self.config.model,
+                           "api_base": self.config.api_base, "mode": self.config.mode, "params": params,
+                           "messages": messages, "schema": json_schema(model_cls)})
+        cached = self.cache.get(key) if self.cache is not None else None
+        if cached is not None:
+            try:
+                return Outcome(model_cls.model_validate(cached["answer"]), usage={"calls": 0, "cache_hits": 1})
+            except (KeyError, TypeError, ValueError):
+                pass  # an unreadable entry is a miss
+        outcome = self._call(messages, model_cls, params)
+        if outcome.error is None and self.cache is not None:
+            self.cache.put(key, {"answer": outcome.answer.model_dump(), "fingerprint": self.fingerprint()})
+        return outcome
+
+    def _call(self, messages: list[dict[str, str]], model_cls: Any, params: dict[str, Any]) -> Outcome:
+        from judge.judges import llm
+
+        litellm, instructor = llm.libs()
+        usage = {"calls": 1, "cache_hits": 0, "attempts": 0, "input_tokens": 0, "output_tokens": 0}
+
+        def completion(**kwargs: Any) -> Any:
+            kwargs["max_retries"] = 0  # the OpenAI client's hidden retries would go uncounted
+            usage["attempts"] += 1
+            response = litellm.completion(**kwargs)
+            counts = getattr(response, "usage", None)
+            usage["input_tokens"] += getattr(counts, "prompt_tokens", 0) or 0
+            usage["output_tokens"] += getattr(counts, "completion_tokens", 0) or 0
+            return response
+
+        cfg = self.config
+        client = instructor.from_litellm(completion, mode=instructor.Mode[cfg.mode.upper()])
+        extra = {k: v for k, v in params.items() if v is not None}
+        for name, value in (("api_base", cfg.api_base), ("api_key", self._api_key)):
+            if value:
+                extra[name] = value
+        retryable = llm._transport_errors()
+        retries = 0
+        while True:
+            try:
+                answer = client.chat.completions.create(
+                    model=cfg.model, messages=[dict(m) for m in messages], response_model=llm._wrapped(model_cls),
+                    max_retries=cfg.max_retries, timeout=cfg.timeout_s, **extra)
+                break
+            except Exception as exc:  # instructor wraps every failure; its cause tells what it was
+                cause = (exc.__cause__ if isinstance(exc, llm._retry_exception()) else exc) or exc
+                if llm._is_transient(cause, retryable) and retries < cfg.transport_retries:
+                    retries += 1
+                    hinted = llm._retry_after(cause)
+                    time.sleep(hinted if hinted is not None else min(cfg.backoff_s * 2 ** (retries - 1), 30.0))
+                    continue
+                usage["transport_retries"] = retries
+                kind = "invalid answer" if usage["attempts"] > 1 or "validation" in str(cause).lower() else \
+                    type(cause).__name__
+                return Outcome(error=f"{kind}: {llm._first_line(str(cause), 300)}", usage=usage)
+        usage["transport_retries"] = retries
+        usage["cost_usd"] = llm.cost_usd(cfg.model, usage["input_tokens"], usage["output_tokens"])
+        return Outcome(model_cls.model_validate(answer.model_dump()), usage=usage)
+
+
+def make_assistant(name: str, *, config_file: Any = None, cache: VerdictCache | None = None) -> DraftAssistant:
+    return DraftAssistant(load_judge_config(name, config_file=config_file), cache=cache)

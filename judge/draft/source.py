@@ -1,0 +1,186 @@
+"""What a draft is drafted from: what the user said and what tools returned, never what the agent did.
+
+Traces are read through judge.trace.TraceReader, so they are validated and redacted before anything
+here sees them (a secret in a user message never reaches a draft, a cache or a model). From the
+first trace come the user messages and the tool results; from every trace, and from `--tools`
+(OpenAI function schemas), come the names and arguments of the tools, which is how a prohibited
+action is tied to the tool that would perform it. The agent's own messages, state-writes and
+summaries are not read at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judge.errors import JudgeInputError
+from judge.model import RunHeader
+from judge.trace import TraceReader
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """A user message or a tool result."""
+
+    event: str
+    turn: int
+    kind: str  # user | tool-result
+    text: str  # the user's words, or the result rendered as text
+    tool: str | None = None
+    status: str | None = None
+    result: Any = None
+    call_args: dict[str, Any] | None = None  # the arguments of the call this result answers
+
+
+@dataclass
+class ToolInfo:
+    name: str
+    args: dict[str, set[str]] = field(default_factory=dict)  # argument -> JSON types seen or declared
+    origin: str = "the trace"  # the trace | --tools
+    description: str = ""
+
+    def string_args(self) -> list[str]:
+        return [a for a, types in self.args.items() if not types or "string" in types]
+
+
+@dataclass
+class Conversation:
+    scenario_id: str
+    run_id: str
+    trace: str
+    sha256: str
+    utterances: list[Utterance]
+    tools: dict[str, ToolInfo]
+    first_turn: int
+    last_turn: int
+    names: tuple[str, ...] = ()  # the candidate's name, version and model (masked before a model sees text)
+    redactions: dict[str, int] = field(default_factory=dict)
+    disagreements: list[str] = field(default_factory=list)
+
+    def user(self) -> list[Utterance]:
+        return [u for u in self.utterances if u.kind == "user"]
+
+    def by_id(self) -> dict[str, Utterance]:
+        return {u.event: u for u in self.utterances}
+
+
+def _type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else "null"
+
+
+def result_text(result: Any) -> str:
+    if isinstance(result, str):
+        return result
+    return json.dumps(result, ensure_ascii=False, sort_keys=False, default=str)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read(path: Path, tools: dict[str, ToolInfo]) -> tuple[RunHeader, list[Utterance], int, int, dict[str, int]]:
+    reader = TraceReader(path)
+    utterances: list[Utterance] = []
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    first_user: int | None = None
+    last = 0
+    for event in reader:
+        last = max(last, event.turn)
+        if event.kind == "user":
+            first_user = event.turn if first_user is None else first_user
+            utterances.append(Utterance(event.id, event.turn, "user", event.text))
+        elif event.kind == "tool-call":
+            calls[event.call_id] = (event.tool, event.args)
+            info = tools.setdefault(event.tool, ToolInfo(event.tool))
+            for arg, value in event.args.items():
+                info.args.setdefault(arg, set()).add(_type(value))
+        elif event.kind == "tool-result":
+            tool, args = calls.get(event.call_id, (event.tool, {}))
+            utterances.append(Utterance(event.id, event.turn, "tool-result", result_text(event.result),
+                                        tool=tool, status=event.status, result=event.result, call_args=args))
+    return reader.header, utterances, first_user if first_user is not None else 0, last, reader.redactions
+
+
+def read_conversation(traces: Iterable[str | Path], *, scenario_id: str | None = None,
+                      tool_schemas: dict[str, ToolInfo] | None = None) -> Conversation:
+    """The first trace's user messages and tool results; every trace's tools, then `tool_schemas`."""
+    paths = [Path(t) for t in traces]
+    if not paths:
+        raise JudgeInputError("give at least one trace to draft from")
+    tools: dict[str, ToolInfo] = {}
+    header, utterances, first, last, redactions = _read(paths[0], tools)
+    disagreements = []
+    said = [(u.turn, " ".join(u.text.split())) for u in utterances if u.kind == "user"]
+    for other in paths[1:]:
+        other_header, other_utts, _, other_last, _ = _read(other, tools)
+        last = max(last, other_last)
+        theirs = [(u.turn, " ".join(u.text.split())) for u in other_utts if u.kind == "user"]
+        if theirs != said:
+            disagreements.append(f"{other} records other user messages than {paths[0]}: drafted from "
+                                 f"{paths[0]}'s only")
+        if other_header.scenario != header.scenario and scenario_id is None:
+            raise JudgeInputError(f"trace is for scenario {other_header.scenario!r}, the first for "
+                                  f"{header.scenario!r}: give --id", file=str(other))
+    for name, info in (tool_schemas or {}).items():
+        known = tools.get(name)
+        if known is None:
+            tools[name] = info
+        else:
+            for arg, types in info.args.items():
+                known.args.setdefault(arg, set()).update(types)
+            known.description = known.description or info.description
+    if not any(u.kind == "user" for u in utterances):
+        raise JudgeInputError("the trace holds no user message: nothing to draft a ledger from", file=str(paths[0]))
+    agent = header.agent
+    names = tuple(n for n in ((agent.name, agent.version, agent.model) if agent else ()) if n)
+    return Conversation(scenario_id=scenario_id or header.scenario, run_id=header.run_id, trace=str(paths[0]),
+                        sha256=_sha256(paths[0]), utterances=utterances, tools=tools, first_turn=first,
+                        last_turn=last, names=names, redactions=redactions, disagreements=disagreements)
+
+
+def read_tool_schemas(path: str | Path) -> dict[str, ToolInfo]:
+    """OpenAI function schemas: a list of `{"type": "function", "function": {...}}` or of bare
+    `{"name", "parameters"}` objects, or `{"tools": [...]}`. Bad input names the file and the item."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise JudgeInputError(f"not JSON: {exc}", file=str(path)) from None
+    items = data.get("tools") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise JudgeInputError("expected a list of function schemas (or {\"tools\": [...]})", file=str(path))
+    tools: dict[str, ToolInfo] = {}
+    for i, item in enumerate(items):
+        spec = item.get("function", item) if isinstance(item, dict) else None
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not spec["name"].strip():
+            raise JudgeInputError("a function schema needs a `name`", file=str(path), field=f"tools.{i}.name")
+        params = spec.get("parameters") or {}
+        props = params.get("properties") if isinstance(params, dict) else None
+        if props is not None and not isinstance(props, dict):
+            raise JudgeInputError("`parameters.properties` must be an object", file=str(path),
+                                  field=f"tools.{i}.parameters.properties")
+        args = {}
+        for arg, schema in (props or {}).items():
+            kind = schema.get("type") if isinstance(schema, dict) else None
+            args[arg] = {kind} if isinstance(kind, str) else set(kind or [])
+        tools[spec["name"]] = ToolInfo(spec["name"], args, origin="--tools",
+                                       description=str(spec.get("description") or ""))
+    return tools

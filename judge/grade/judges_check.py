@@ -1,0 +1,53 @@
+"""`judge config check`: build every configured judge as a grade would (GradeSession.open: the
+configuration validated, the prompt's lock verified, the API key's variable set, the calibration
+record looked up by the judge's exact fingerprint) without calling any model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from judge.config import configured_judges
+from judge.errors import JudgeInputError
+from judge.grade.session import GradeSession
+from judge.model import Strict
+
+
+class JudgeCheck(Strict):
+    name: str
+    default: bool = False
+    backend: str | None = None
+    problems: list[str] = Field(default_factory=list, description="why the judge cannot grade (empty: it can)")
+    calibration: str | None = Field(default=None, description="current, stale or missing")
+    calibration_reasons: list[str] = Field(default_factory=list)
+    binding: bool | None = None
+    binding_reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def check_judge(name: str, *, config_file: str | Path | None = None, default: bool = False) -> JudgeCheck:
+    check = JudgeCheck(name=name, default=default)
+    try:
+        session = GradeSession.open(name, config_file=config_file)
+    except JudgeInputError as exc:
+        check.problems.append(str(exc))
+        return check
+    check.backend = (session.fingerprint or {}).get("backend")
+    reasons = session.stale_reasons
+    missing = any(r.startswith("no calibration record") for r in reasons)
+    check.calibration = "missing" if missing else "stale" if reasons else "current"
+    check.calibration_reasons = list(reasons)
+    if session.trust is not None:
+        check.binding, check.binding_reason = session.trust.binding, session.trust.reason
+    return check
+
+
+def check_judges(*, config_file: str | Path | None = None) -> list[JudgeCheck]:
+    """Every configured judge (the built-in `local` too), the default first."""
+    judges, default, _ = configured_judges(config_file=config_file)
+    names = sorted(judges, key=lambda n: (n != default, n))
+    return [check_judge(n, config_file=config_file, default=n == default) for n in names]

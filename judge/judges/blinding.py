@@ -1,0 +1,208 @@
+"""Model-blind masking: the candidate's model, vendor, name and version never reach a judge.
+
+The names come from a maintained list, not from patterns written here: every model name and
+provider in litellm's model map (the `model_prices_and_context_window_backup.json` litellm ships,
+read from its package folder without importing litellm, as LITELLM_LOCAL_MODEL_COST_MAP=True would
+load it), the family of each model (its first word: gpt, claude, gemini, o1, grok, phi, ...), plus
+`data/model_words.txt` (tier words such as sonnet, opus and haiku; vendors; and the family words
+that are everyday words, masked only inside a whole model name). The run header's agent name,
+version and model are added per request.
+
+Matching is by words, so it is linear in the text and indifferent to how a name is written: the
+text is NFKC-normalised, Unicode hyphens and spaces become `-` and ` `, zero-width characters are
+dropped, then split into runs of letters and runs of digits (`GPT‑4o` with a non-breaking hyphen,
+`gpt4o`, `gpt 4o` and `GPT-4o` are all gpt, 4, o). A name matches whole words joined by nothing,
+one of `-_ ./:` or nothing at a letter/digit change; the longest name starting at a word wins.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from functools import lru_cache
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Iterable
+
+MASK = "[model]"
+WORDS_FILE = Path(__file__).with_name("data") / "model_words.txt"
+_END = ""  # the trie key that marks the end of a name
+_TOKEN = re.compile(r"[^\W\d_]+|\d+")
+_JOINERS = frozenset(("", "-", "_", " ", ".", "/", ":"))
+_HYPHENS = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d\u00ad"), "-")
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u180e"), None)
+_SPACES = re.compile(r"[^\S\n\r\t\v\f\x1c-\x1f\x85\u2028\u2029]")
+Trie = dict
+
+
+def normalise(text: str) -> str:
+    """NFKC, Unicode hyphens as `-`, Unicode spaces as ` `, zero-width characters dropped."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKC", text).translate(_HYPHENS).translate(_INVISIBLE)
+    return _SPACES.sub(" ", text)
+
+
+def words(name: str) -> tuple[str, ...]:
+    return tuple(t.casefold() for t in _TOKEN.findall(normalise(name)))
+
+
+def _word_lists() -> tuple[set[str], set[str]]:
+    mask, keep = set(), set()
+    for line in WORDS_FILE.read_text(encoding="utf-8").splitlines():
+        kind, _, rest = line.partition(":")
+        if kind.strip() in ("mask", "keep") and not line.startswith("#"):
+            (mask if kind.strip() == "mask" else keep).update(rest.split())
+    return mask, keep
+
+
+def litellm_names() -> tuple[set[str], set[str]]:
+    """(model names, provider names) of litellm's model map, read from its package folder."""
+    spec = find_spec("litellm")
+    if spec is None or spec.origin is None:
+        return set(), set()
+    path = Path(spec.origin).with_name("model_prices_and_context_window_backup.json")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set(), set()
+    models, providers = set(), set()
+    for key, info in data.items():
+        if not isinstance(info, dict) or key == "sample_spec":
+            continue
+        provider = info.get("litellm_provider")
+        if isinstance(provider, str) and " " not in provider:
+            providers.add(provider)
+        for piece in re.split(r"[/:]", key):
+            if re.match(r"^[a-z]+\.[a-z]", piece):  # bedrock's `anthropic.claude-...`, `us.meta.llama...`
+                head, piece = piece.split(".", 1)
+                providers.add(head)
+                if re.match(r"^[a-z]+\.[a-z]", piece):
+                    head, piece = piece.split(".", 1)
+                    providers.add(head)
+            if piece:
+                models.add(piece)
+    return models, providers
+
+
+def _add(trie: Trie, tokens: tuple[str, ...]) -> None:
+    node = trie
+    for token in tokens:
+        node = node.setdefault(token, {})
+    node[_END] = True
+
+
+@lru_cache(maxsize=1)
+def base_trie() -> Trie:
+    """Every name masked in every request (the list above, without the candidate's own names)."""
+    mask, keep = _word_lists()
+    models, providers = litellm_names()
+    trie: Trie = {}
+    families: dict[tuple[str, ...], int] = {}
+    for model in models:
+        tokens = words(model)
+        if not any(t.isalpha() and len(t) > 1 for t in tokens):
+            continue  # `1024-x-1024` is an image size, not a name
+        if len(tokens) > 1 and _distinct(tokens, keep):  # one word alone (`replace`, `best`) is no name
+            _add(trie, tokens)
+            family = words(re.split(r"[-_.@ ]", model)[0])
+            families[family] = families.get(family, 0) + 1
+    for provider in providers:
+        tokens = words(provider)
+        if tokens and _distinct(tokens, keep):
+            _add(trie, tokens)
+    for family, count in families.items():
+        if count > 1 and _distinct(family, keep):  # the first word of two model names or more
+            _add(trie, family)
+    for word in mask:
+        _add(trie, words(word))
+    return trie
+
+
+def _distinct(tokens: tuple[str, ...], keep: set[str]) -> bool:
+    """May these words be masked on their own: not an everyday word (`keep`), not a short English
+    word (`in`, `pro`: one word needs four letters), not a bare number; `o1`, `gpt4` and `j2` may."""
+    if len(tokens) == 1:
+        word = tokens[0]
+        return word not in keep and word.isalpha() and len(word) >= 4
+    return any(t.isalpha() and len(t) > 1 for t in tokens) and "".join(tokens) not in keep
+
+
+def _candidate_trie(names: Iterable[str | None]) -> Trie | None:
+    extra = []
+    for name in names:
+        if not name or not str(name).strip():
+            continue
+        for variant in {str(name).strip(), str(name).strip().rsplit("/", 1)[-1]}:
+            tokens = words(variant)
+            # A bare "1" or "v2" would mask every such word: too short to be the candidate's name.
+            if tokens and sum(map(len, tokens)) >= 3 and not (len(tokens) == 1 and tokens[0].isdigit()):
+                extra.append(tokens)
+    if not extra:
+        return None
+    trie = _copy(base_trie(), extra)
+    for tokens in extra:
+        _add(trie, tokens)
+    return trie
+
+
+def _copy(trie: Trie, extra: list[tuple[str, ...]]) -> Trie:
+    """A copy of the nodes the extra names pass through (the rest is shared, never changed)."""
+    out = dict(trie)
+    firsts = {t[0] for t in extra}
+    for first in firsts:
+        if first in out:
+            out[first] = _deep(out[first])
+    return out
+
+
+def _deep(node: Trie) -> Trie:
+    return {k: (_deep(v) if isinstance(v, dict) else v) for k, v in node.items()}
+
+
+@lru_cache(maxsize=64)
+def _trie_for(names: tuple[str | None, ...]) -> Trie:
+    return _candidate_trie(names) or base_trie()
+
+
+def _absorb_version(text: str, tokens: list[tuple[int, int, str]], best: int) -> int:
+    """Past a name, its version: numbers and one- or two-letter words (`phi` `-3`, `qwen2` `.5`, `-r`)."""
+    k = best + 1
+    while k < len(tokens):
+        joiner = text[tokens[k - 1][1]:tokens[k][0]]
+        word = tokens[k][2]
+        if not ((word.isdigit() and joiner in ("", "-", ".", "_", " ")) or
+                (len(word) <= 2 and joiner in ("", "-", ".", "_"))):
+            break
+        best, k = k, k + 1
+    return best
+
+
+def mask_names(text: str, names: Iterable[str | None] = ()) -> str:
+    """`text` normalised, with every model, vendor and candidate name replaced by MASK."""
+    text = normalise(text)
+    trie = _trie_for(tuple(names))
+    tokens = [(m.start(), m.end(), m.group().casefold()) for m in _TOKEN.finditer(text)]
+    out, pos, i, n = [], 0, 0, len(tokens)
+    while i < n:
+        node, j, best = trie.get(tokens[i][2]), i, -1
+        while node is not None:
+            if _END in node:
+                best = j
+            j += 1
+            if j >= n or text[tokens[j - 1][1]:tokens[j][0]] not in _JOINERS:
+                break
+            node = node.get(tokens[j][2])
+        if best < 0:
+            i += 1
+            continue
+        best = _absorb_version(text, tokens, best)
+        out.append(text[pos:tokens[i][0]])
+        out.append(MASK)
+        pos = tokens[best][1]
+        i = best + 1
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)

@@ -1,0 +1,107 @@
+"""Grade agent runs from a test suite (pytest, unittest, anything that understands AssertionError).
+
+    from judge.testing import assert_passed, grade
+
+    def test_booking_agent_keeps_the_ledger():
+        result = grade("scenarios/hotel-booking.yaml", "traces/run.jsonl")   # rules only: judge="none"
+        assert_passed(result)   # fails with each violation (key, event, rule) and the veto's cause
+
+`grade` runs the same GradeSession as `judge grade` (one trace: a JSONL path, or its lines as dicts,
+the run header first) and keeps nothing on disk. The pytest plugin (judge.testing.plugin, registered
+as a `pytest11` entry point) shows a failed `assert_passed` as its message alone and adds
+`--judge-html DIR`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from judge.model import GradeReport, RunReport
+
+__all__ = ["GradeResult", "JudgeAssertionError", "assert_passed", "failure_message", "grade"]
+
+# The results graded during the current test, newest last, kept only while the pytest plugin records
+# them (--judge-html): it clears the list before each test and saves a page for each when the test fails.
+graded: list["GradeResult"] = []
+recording = False
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    """One graded run. `violations`: (key, evidence event, rule) of every violated finding, in
+    checkpoint order; the rule is `judge` when the judge found it."""
+
+    passed: bool
+    outcome: str
+    violations: list[tuple[str, str | None, str]]
+    report: GradeReport
+
+    @property
+    def run(self) -> RunReport:
+        return self.report.runs[0]
+
+
+class JudgeAssertionError(AssertionError):
+    """`assert_passed` on a run that did not pass; `result` is the run."""
+
+    def __init__(self, message: str, result: GradeResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def _violations(run: RunReport) -> list[tuple[str, str | None, str]]:
+    found = [(f.key, f.evidence_event, f.rule or "judge") for cp in run.checkpoints for f in cp.findings
+             if f.verdict == "violated"]
+    return list(dict.fromkeys(found))
+
+
+def grade(scenario: str | Path, trace: str | Path | Iterable[dict[str, Any] | str], judge: str | None = "none",
+          config: str | Path | None = None) -> GradeResult:
+    """Grade one trace against a scenario file. `judge`: "none" (deterministic rules only, the
+    default: fast, no model), a judge name from [tool.judge], or None for the configured default.
+    `config`: a TOML file with a [tool.judge] table (default: $JUDGE_CONFIG, else the nearest
+    pyproject.toml). Bad input raises judge.errors.JudgeInputError, naming file, line and field."""
+    from judge.api import GradeSession
+
+    source: Any = trace if isinstance(trace, (str, Path)) else list(trace)
+    session = GradeSession.open(judge, config_file=config)
+    report = session.grade_files(scenario, [source])
+    run = report.runs[0]
+    result = GradeResult(passed=run.passed, outcome=run.outcome, violations=_violations(run), report=report)
+    if recording:
+        graded.append(result)
+    return result
+
+
+def failure_message(result: GradeResult) -> str:
+    """Why the run did not pass: outcome, the veto's cause, each violation, the first divergence."""
+    from judge.render.report import run_status, veto_text
+
+    run = result.run
+    quality = run.quality_score if run.quality_score is not None else "n/a"
+    lines = [f"judge: run {run.run_id!r} of scenario {run.scenario!r}: {run_status(run)} "
+             f"({run.outcome}, quality {quality})"]
+    if run.veto is not None:
+        lines.append(f"  veto: {veto_text(run)}")
+    if result.violations:
+        width = max(len(k) for k, _, _ in result.violations)
+        lines.append("  violations (key, event, rule):")
+        lines += [f"    {key:<{width}}  {event or '-':<5}  {rule}" for key, event, rule in result.violations]
+    d = run.first_divergence
+    if d is not None:
+        lines.append(f"  first divergence: turn {d.turn}, key {d.key}, event {d.event}")
+    if run.outcome == "inconclusive" or not result.violations:
+        lines += [f"  {run.outcome}: {reason}" for reason in run.outcome_reasons]
+    if run.trace:
+        lines.append(f"  trace: {run.trace}")
+    return "\n".join(lines)
+
+
+def assert_passed(result: GradeResult) -> None:
+    """Raise JudgeAssertionError (an AssertionError) listing each violation and the veto's cause
+    when the run did not pass."""
+    __tracebackhide__ = True  # pytest: the test's line is where it failed, not this one
+    if not result.passed:
+        raise JudgeAssertionError(failure_message(result), result)

@@ -1,0 +1,185 @@
+"""Find secrets and personal data in one string: spans (start, end, kind), in linear time.
+
+Every detector is anchored: a literal or a short class found by one C-level scan (`@`, `://`,
+`eyJ`, `-----BEGIN`, a provider's key prefix, a secret word (judge.trace.names.WORD_HINT), a digit
+run), then a bounded or possessive match from there. Runs are taken from their left end only (a
+look-behind refuses a start inside a run), so no position is retried for every position before it:
+a 10 MB line costs ten times a 1 MB line, whatever it holds (benchmarks/bench_redact.py). Each
+detector runs only when its gate (judge.trace.gates) finds what it needs.
+
+Kinds: private_key (PEM blocks, with or without their END line), jwt, api_key (the providers in
+`_KEYS`), aws_secret (a 40-character key near the word "aws"), bearer_token, basic_auth,
+url_credentials (`scheme://user:password@host`), secret_field (the value after a secret-named
+name: `DB_PASSWORD=...`, `"api_key": "..."`, also inside escaped JSON), email (Unicode and
+single-label domains too: `user@localhost`), and the numbers of judge.trace.numbers (card_number,
+ssn, phone, iban).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Iterator
+
+from judge.trace.gates import TRIGGER, Classified, hint_spans, lower
+from judge.trace.names import is_secret_name
+from judge.trace.numbers import candidates as number_spans
+from judge.trace.numbers import ibans
+
+Span = tuple[int, int, str]
+
+# Provider keys: a distinctive prefix, then the key's characters (lengths from the providers' formats).
+_KEYS = re.compile(
+    r"(?:sk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}+"     # OpenAI, Anthropic
+    r"|(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"             # AWS access key ids
+    r"|github_pat_[A-Za-z0-9_]{22,}+|gh[pousr]_[A-Za-z0-9]{30,}+"    # GitHub
+    r"|gl(?:pat|dt|rt|ft|soat|cbt|imt)-[A-Za-z0-9_-]{20,}+"          # GitLab
+    r"|xox[abposre]-[A-Za-z0-9-]{10,}+"                             # Slack
+    r"|AIza[0-9A-Za-z_-]{35}"                                       # Google
+    r"|[sr]k_(?:live|test)_[0-9A-Za-z]{16,}+|whsec_[0-9A-Za-z]{24,}+"  # Stripe
+    r"|hf_[A-Za-z0-9]{30,}+|npm_[A-Za-z0-9]{36}|pypi-AgE[A-Za-z0-9_-]{50,}+"  # Hugging Face, npm, PyPI
+    r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|sq0(?:csp|atp)-[A-Za-z0-9_-]{22,}+"  # SendGrid, Square
+    r"|(?:AC|SK)[0-9a-f]{32}|AccountKey=[A-Za-z0-9+/=]{40,}+)")      # Twilio, Azure storage
+_JWT = re.compile(r"eyJ(?<![\w-]eyJ)[\w-]{4,}+\.[\w-]{4,}+\.[\w-]*+")
+_PEM = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_URL_CREDS = re.compile(r"://([^\s/?#@:\"\\]{0,256}+:[^\s/?#@\"\\]{1,256}+)@")
+_AUTH = re.compile(r"(?i:\b(bearer|basic))\s++([A-Za-z0-9._~+/-]{8,}+=*+)")
+_NAME_LEFT = re.compile(r"[\w.-]{0,80}")  # applied to the reversed text before a secret word
+_NAME_RIGHT = re.compile(r"[\w.-]{0,80}+")
+_ASSIGN = re.compile(r"(\\{0,8}[\"'])?[ \t]{0,8}(?::=|=>|[:=])[ \t]*+(?:(\\*[\"'])([^\"'\\\n]{1,1000}+)|"
+                     r"([^\s\"'\\,;&<>(){}\[\]]{1,1000}+))")
+_ATEXT = re.compile(r"[\w!#$%&'*+/=?^`{|}~.-]{1,256}")  # an e-mail's local part, applied reversed
+_DOMAIN = re.compile(r"[^\W_](?:[\w-]{0,62}+)(?:\.[^\W_][\w-]{0,62}+){0,8}+")
+_AWS_KEY = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS = re.compile(r"(?i:aws)")
+
+
+def spans(text: str) -> list[Span]:
+    """Every sensitive span in `text`, overlapping spans merged (the first kind names the union).
+    Each detector runs only when its gate (judge.trace.gates) is open."""
+    found: list[Span] = []
+    lowered = lower(text)
+    if "-----BEGIN" in text:
+        found += _pem(text)
+    if "eyJ" in text:
+        found += [(m.start(), m.end(), "jwt") for m in _JWT.finditer(text)]
+    if TRIGGER(text) is not None:
+        found += _keys(text)
+    if "://" in text:
+        found += [(m.start(1), m.end(1), "url_credentials") for m in _URL_CREDS.finditer(text)]
+    if "bearer" in lowered or "basic" in lowered:
+        found += _auth(text)
+    found += _assignments(text, lowered)
+    if "@" in text:
+        found += _emails(text)
+    if "aws" in lowered:
+        found += _aws(text)
+    classified = Classified(text)
+    if "+" in text or next(classified.digit_runs(), None) is not None:
+        found += number_spans(text)
+    if classified.iban():
+        found += ibans(text)
+    return _merge(found)
+
+
+def _merge(found: list[Span]) -> list[Span]:
+    if len(found) < 2:
+        return found
+    found.sort(key=lambda s: (s[0], -s[1]))
+    out = [found[0]]
+    for start, end, kind in found[1:]:
+        last = out[-1]
+        if start < last[1]:
+            if end > last[1]:
+                out[-1] = (last[0], end, last[2])
+        else:
+            out.append((start, end, kind))
+    return out
+
+
+def _pem(text: str) -> Iterator[Span]:
+    pos = 0
+    while (m := _PEM.search(text, pos)) is not None:
+        end = _PEM_END.search(text, m.end())
+        stop = end.end() if end is not None else len(text)  # no END line: the rest is the key
+        yield m.start(), stop, "private_key"
+        pos = stop
+
+
+def _keys(text: str) -> Iterator[Span]:
+    for m in _KEYS.finditer(text):
+        start = m.start()
+        if start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            continue  # inside a word: `task-...` is no key
+        yield start, m.end(), "api_key"
+
+
+def _auth(text: str) -> Iterator[Span]:
+    for m in _AUTH.finditer(text):
+        scheme, value = m.group(1).lower(), m.group(2)
+        if scheme == "basic":
+            try:
+                decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+            except (binascii.Error, ValueError):
+                continue
+            if b":" not in decoded:
+                continue  # "basic functionality" is no credential
+            yield m.start(2), m.end(2), "basic_auth"
+        elif len(value) >= 12:
+            yield m.start(2), m.end(2), "bearer_token"
+
+
+def _assignments(text: str, lowered: str) -> Iterator[Span]:
+    """`name = value`, `name: value`, `"name": "value"` (quotes escaped any number of times) where
+    the name is secret-named (judge.trace.names)."""
+    done = 0
+    for start, _ in sorted(hint_spans(lowered)):
+        if start < done:
+            continue
+        lo = max(done, start - 80)
+        left = _NAME_LEFT.match(text[lo:start][::-1]).end()
+        right = _NAME_RIGHT.match(text, start).end()
+        done = right
+        if not is_secret_name(text[start - left:right]):
+            continue
+        m = _ASSIGN.match(text, right)
+        if m is None:
+            continue
+        value = 3 if m.group(3) is not None else 4
+        done = m.end(value)
+        yield m.start(value), m.end(value), "secret_field"
+
+
+def _emails(text: str) -> Iterator[Span]:
+    pos, previous = 0, -1
+    find = text.find
+    while (at := find("@", pos)) >= 0:
+        pos = at + 1
+        local = _ATEXT.match(text[max(previous + 1, at - 256):at][::-1])
+        previous = at
+        if local is None:
+            continue
+        domain = _DOMAIN.match(text, at + 1)
+        if domain is None or not any(ch.isalpha() for ch in domain.group().rsplit(".", 1)[-1]):
+            continue  # `pkg@1.2.3` is a version, not an address
+        start = at - local.end()
+        while text[start] == ".":  # an address does not start with a dot (`...bob@x.org`)
+            start += 1
+        if start < at:
+            yield start, domain.end(), "email"
+            pos = domain.end()
+
+
+def _aws(text: str) -> Iterator[Span]:
+    pos = 0
+    while (word := _AWS.search(text, pos)) is not None:
+        key = _AWS_KEY.search(text, word.end(), word.end() + 120)
+        if key is None:
+            pos = word.end()
+            continue
+        value = key.group()
+        if any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value):
+            yield key.start(), key.end(), "aws_secret"
+        pos = key.end()
