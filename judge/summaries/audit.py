@@ -25,6 +25,7 @@ from typing import Any, Iterable, Literal
 
 from pydantic import Field
 
+from judge.checks import rule_ids
 from judge.ledger import ExpectedLedger
 from judge.model import EntryClass, Event, Sensitivity, Strict, SummaryEvent, SummaryPhrasesRule
 from judge.summaries.inputs import read_summary_file, summary_events_of  # noqa: F401 (re-exported)
@@ -74,7 +75,8 @@ class SummaryAudit(Strict):
     passed: bool
     vetoed: bool
     inconclusive: bool = Field(default=False, description=(
-        "the judge layer failed and a required entry no other layer could assess is unassessed"))
+        "the judge layer failed and a required entry no other layer could assess is unassessed, or no "
+        "layer assessed any required entry"))
     lost: list[str] = Field(default_factory=list, description="required keys not preserved")
     findings: list[SummaryFinding]
     layers: list[str]
@@ -130,10 +132,10 @@ def phrase_layer(ledger: ExpectedLedger, entries: list[AuditEntry], text: str) -
     required = {e.key for e in entries if e.required}
     folded = text.casefold()
     out: dict[str, LayerFinding] = {}
-    for rule in ledger.scenario.rules:
+    rules = ledger.scenario.rules
+    for rule, rid in zip(rules, rule_ids(rules)):  # the grade report's ids: distinct when a key has several
         if not isinstance(rule, SummaryPhrasesRule) or rule.key not in required:
             continue
-        rid = rule.id or f"summary-phrases:{rule.key}"
         if rule.require and not any(p.casefold() in folded for p in rule.require):
             finding = LayerFinding(status="missing", detail=f"{rid}: none of {rule.require}")
         elif stale := [p for p in rule.forbid if p.casefold() in folded]:
@@ -190,10 +192,15 @@ def summarise(scenario: str, entries: list[AuditEntry], layers: dict[str, dict[s
     vetoed = any(f.sensitivity == "safety-critical" for f in findings if f.key in lost)
     warnings = list(warnings) + [f"safety-critical key {f.key!r}: no layer assessed it"
                                  for f in findings if f.status == "unassessed" and f.sensitivity == "safety-critical"]
-    undecided = judge_failed and any(f.required and f.status == "unassessed" for f in findings)
+    required = [f for f in findings if f.required]
+    undecided = judge_failed and any(f.status == "unassessed" for f in required)
+    if required and all(f.status == "unassessed" for f in required):
+        undecided = True  # nothing was checked: passing would say the summary kept what no one read
+        warnings.append("no layer assessed any required entry (no summary-phrases rule guards them and the "
+                        "semantic layer is off): the audit is inconclusive")
     return SummaryAudit(scenario=scenario, summary_event=event, reason=reason, turn=turn, passed=not lost,
-                        vetoed=vetoed, inconclusive=undecided and not lost, lost=lost, findings=findings, layers=list(layers), thresholds=thresholds,
-                        judge=judge, warnings=warnings)
+                        vetoed=vetoed, inconclusive=undecided and not lost, lost=lost, findings=findings,
+                        layers=list(layers), thresholds=thresholds, judge=judge, warnings=warnings)
 
 
 # ---------------------------------------------------------------- the public API

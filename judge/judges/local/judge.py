@@ -75,7 +75,7 @@ from judge.judges.local.slice_view import AGENT_TEXT, SliceView, entry_text, sli
 from judge.model import JudgeFinding, JudgeVerdict
 from judge.text import cues, minilm
 
-RULE_VERSION = "local-1"
+RULE_VERSION = "local-2"
 BATCH_SIZE = 64
 
 
@@ -96,7 +96,8 @@ class EmbeddingJudge:
         model = minilm.model_fingerprint(self.model_name)
         return {"backend": "embedding", "model": model["model"],
                 "weights_sha256": model["weights_sha256"], "rule_version": RULE_VERSION,
-                "code_sha256": code_sha256(), "prompt": None}
+                "code_sha256": code_sha256(), "consistency_model_sha256": consistency_sha256(),
+                "prompt": None}
 
     def load(self) -> None:
         """Load (and for the bundled model, verify) the model now; raises ConfigError."""
@@ -203,10 +204,22 @@ class EmbeddingJudge:
 
 
 @lru_cache(maxsize=1)
+def consistency_sha256() -> str:
+    """sha256 of the fact-consistency model's shipped weights (judge/text/consistency.json)."""
+    from judge.text.consistency import WEIGHTS_FILE
+
+    return hashlib.sha256(WEIGHTS_FILE.read_bytes()).hexdigest()
+
+
+@lru_cache(maxsize=1)
 def code_sha256() -> str:
-    """sha256 over the local judge's source files (judge/judges/local/*.py) and the cue tables it
-    reads (judge/text/cues.py), by file name, line endings normalised."""
-    files = sorted(Path(__file__).parent.glob("*.py")) + [Path(cues.__file__)]
+    """sha256 over the local judge's source files (judge/judges/local/*.py) and the text code it
+    reads: cue tables and restatement test (judge/text/cues.py, restate.py) and the fact-consistency
+    model's features (align.py, lexicon.py, consistency.py), by file name, line endings normalised."""
+    from judge.text import align, consistency, lexicon, restate
+
+    files = sorted(Path(__file__).parent.glob("*.py")) + [Path(m.__file__) for m in (cues, align, lexicon,
+                                                                                        consistency, restate)]
     digest = hashlib.sha256()
     for path in files:
         digest.update(f"{path.parent.name}/{path.name}\0".encode())
