@@ -89,6 +89,37 @@ def test_a_batch_of_scenarios_embeds_every_text_once_and_gives_the_same_verdicts
     assert len(calls) == 1  # entries, pieces, facts, statements and spans of both scenarios: one encode
 
 
+def test_audit_summary_on_a_trace_loads_the_model_once_and_embeds_once(model, tmp_path, monkeypatch):
+    """`judge audit-summary --trace`: one model load per call and every summary of the trace in one
+    encode, whatever the number of summaries."""
+    import judge.text.minilm as minilm
+
+    loads, calls = [], []
+
+    class Counting:
+        def encode(self, texts, **kwargs):
+            calls.append(len(texts))
+            return model.encode(texts, **kwargs)
+
+    monkeypatch.setattr(minilm, "load_embedding_model", lambda name: loads.append(name) or Counting())
+    scenario = tmp_path / "s.json"
+    scenario.write_text(json.dumps({"id": "s", "ledger": [{"key": f"s{i}", "class": "fact", "value": f, "source_turn": 1}
+                                                          for i, f in enumerate(FACTS, 1)]}))
+    texts = ["Tom wants to watch Vertigo with Lea on Friday. Lea will buy the tickets for fifty euros.",
+             "Tom wants to watch Metropolis with Lea on Friday. Lea will buy the tickets for fifty euros.",
+             "Tom wants to watch Metropolis with Lea on Friday. Lea will buy the tickets for sixty euros."]
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join(json.dumps(e) for e in [{"kind": "run", "run_id": "r", "scenario": "s"}] + [
+        {"id": f"e{i}", "turn": 1, "kind": "summary", "reason": "compaction", "text": t}
+        for i, t in enumerate(texts, 1)]) + "\n")
+    result = CliRunner().invoke(app, ["audit-summary", str(scenario), "--trace", str(trace),
+                                      "--json", str(tmp_path / "a.json")])
+    assert result.exit_code == 1, result.output
+    audits = json.loads((tmp_path / "a.json").read_text())["audits"]
+    assert [a["passed"] for a in audits] == [False, True, False]
+    assert loads == ["all-MiniLM-L6-v2"] and len(calls) == 1
+
+
 def test_summedits_adapter_builds_the_ledger_from_the_seed_alone():
     sys.path.insert(0, str(REPO / "benchmarks"))
     import summedits
