@@ -32,7 +32,7 @@ from judge.model import Scenario  # noqa: E402
 from judge.summaries.audit import SummaryAuditor  # noqa: E402
 from judge.summaries.semantic import ENTRY_VECTORS  # noqa: E402
 
-SECTION = "## Summary audit: audits per second (bench_summary.py)"
+SECTION = "Summary audit: audits per second (bench_summary.py)"
 TURN = 20
 SERVICES = ["billing", "checkout", "search", "catalog", "payments", "auth", "inventory", "shipping"]
 
@@ -144,7 +144,7 @@ def main() -> None:
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     load = os.getloadavg()[0]
     lines = [
-        SECTION, "",
+        f"## {SECTION}", "",
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, load average {load:.1f} at the start of the timed runs.",
         f"{args.summaries} summaries of {words:.0f} words on average, one 30-entry ledger at turn {TURN}.", "",
@@ -171,13 +171,8 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.results:
-        results = HERE / "RESULTS.md"
-        old = results.read_text(encoding="utf-8") if results.exists() else "# Benchmark results\n"
-        if SECTION in old:
-            head, rest = old.split(SECTION, 1)
-            tail = rest[rest.find("\n## "):] if "\n## " in rest else ""
-            old = head.rstrip("\n") + "\n\n" + tail.lstrip("\n")
-        results.write_text(old.rstrip("\n") + "\n\n" + text, encoding="utf-8")
+        from _results import write_section
+        write_section(SECTION, text.split("\n", 1)[1])
 
 
 if __name__ == "__main__":

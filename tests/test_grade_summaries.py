@@ -60,3 +60,29 @@ def _events(builder):
 
     adapter = TypeAdapter(Event)
     return [adapter.validate_python(line) for line in builder.lines[1:]]
+
+
+def test_without_an_audit_no_summary_event_is_kept():
+    """A long run of long summaries graded with no judge: nothing will audit them, so the grade's
+    memory does not grow with them (kept, 20,000 summaries of 2,000 characters would be >= 40 MB)."""
+    import json
+    import tracemalloc
+
+    text = "Goal: repair the flaky checkout test. " * 52  # ~2,000 characters
+
+    def lines():
+        yield json.dumps({"kind": "run", "run_id": "r", "scenario": "s"})
+        yield json.dumps({"id": "e0", "turn": 1, "kind": "user", "text": "Repair the flaky checkout test."})
+        for n in range(1, 20_001):
+            yield json.dumps({"id": f"e{n}", "turn": 1 + n // 50, "kind": "summary", "reason": "compaction",
+                              "text": f"{text}{n}"})
+
+    ledger = ledger_of(ledger=LEDGER)
+    tracemalloc.start()
+    try:
+        report = grade_trace(ledger, lines())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert report.events == 20_001 and report.summaries == []
+    assert peak < 12_000_000, f"{peak / 1e6:.1f} MB"

@@ -11,6 +11,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from msgspec import Struct
+
 from judge.checks import authority, checkers, leaks
 from judge.checks.matching import Carrier, tool_is
 from judge.ledger import ExpectedLedger
@@ -20,8 +22,9 @@ from judge.trace.ids import CallTable
 PROHIBITIONS = ("forbidden-call", "scope", "superseded-value", "not-repeated", "authorised", "no-leak")
 
 
-@dataclass(frozen=True, slots=True)  # slots: grading keeps every hit of a window
-class Hit:
+class Hit(Struct, frozen=True, gc=False):
+    """One rule's answer to one event (a compact, immutable struct: a window holds many)."""
+
     rule: str
     check: str
     key: str
@@ -30,6 +33,38 @@ class Hit:
     index: int  # position of the event in the trace
     violated: bool
     detail: str
+
+
+class OkCalls:
+    """The ok calls of the tools one not-repeated pattern names, as that rule asks about them: the
+    latest turn of any, and per idempotency argument the latest turn of each value it had."""
+
+    __slots__ = ("last_turn", "by_value", "unhashable")
+
+    def __init__(self, args: Iterable[str]) -> None:
+        self.last_turn = -1
+        self.by_value: dict[str, dict[Any, int]] = {arg: {} for arg in args}
+        self.unhashable: list[tuple[int, str, Any]] = []
+
+    def add(self, turn: int, args: dict) -> None:
+        self.last_turn = max(self.last_turn, turn)
+        for arg, seen in self.by_value.items():
+            value = args.get(arg)
+            if value is None:
+                continue
+            try:
+                seen[value] = max(turn, seen.get(value, -1))
+            except TypeError:  # a list or an object: compared one by one
+                self.unhashable.append((turn, arg, value))
+
+    def has(self, since: int, arg: str, value: Any) -> bool:
+        """Did a call after turn `since` carry `value` as `arg` (`==`, as the rule compares)?"""
+        try:
+            if self.by_value.get(arg, {}).get(value, -1) > since:
+                return True
+        except TypeError:
+            pass
+        return any(t > since and a == arg and v == value for t, a, v in self.unhashable)
 
 
 def rule_ids(rules: Iterable[Rule]) -> list[str]:
@@ -52,7 +87,7 @@ class RunState:
     call_args: dict[str, dict] = field(default_factory=dict)
     last_tool_called: str | None = None
     last_status_by_tool: dict[str, str] = field(default_factory=dict)
-    ok_calls_by_tool: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)  # (turn, args)
+    ok_calls: dict[str, OkCalls] = field(default_factory=dict)  # per not-repeated tool pattern
 
 
 class RuleSet:
@@ -72,9 +107,14 @@ class RuleSet:
             for kind, checks in _KINDS_SEEN.items():
                 if rule.check in checks:
                     self.by_kind[kind].append((rid, rule))
-        # Only the not-repeated rules read the arguments of ok calls: keep those of their tools only.
-        self._repeat_tools = [rule.tool for rule in self.rules if rule.check == "not-repeated"]
-        self._recorded: dict[str, bool] = {}
+        # Only the not-repeated rules read the arguments of ok calls: what they ask is kept per tool
+        # pattern as the calls come (judge.checks.rules.OkCalls), never rebuilt per call.
+        repeat = [rule for rule in self.rules if rule.check == "not-repeated"]
+        self._repeat_tools = list(dict.fromkeys(rule.tool for rule in repeat))
+        for pattern in self._repeat_tools:
+            self.state.ok_calls[pattern] = OkCalls(dict.fromkeys(
+                r.idempotency_arg for r in repeat if r.tool == pattern and r.idempotency_arg is not None))
+        self._recorded: dict[str, list[str]] = {}
         # Which rules guard at a turn, and a key's superseded versions and current value at a turn,
         # depend on the turn only through comparisons with the turns the fixture names (source
         # turns of entries, turns of deltas): between two such turns (t and t + 1 being the places
@@ -93,6 +133,13 @@ class RuleSet:
         self._carriers: dict[int, tuple[Any, Carrier]] = {}
         self._early: dict[str, list[tuple[str, Rule]]] = {}  # per kind: rules whose key is not stated yet
         self.unchecked: dict[str, list] = {}  # rule id -> [events it skipped, first such event id]
+        self._own_calls = True
+
+    def share_calls(self, calls: CallTable) -> None:
+        """Read call id -> tool from the trace reader's table, which records every call before the
+        rules see it, instead of keeping a second one."""
+        self.state.call_tool = calls
+        self._own_calls = False
 
     def _at_turn(self, turn: int) -> None:
         self._turn = turn
@@ -166,14 +213,18 @@ class RuleSet:
         turn = event.turn
         if turn != self._turn:
             self._at_turn(turn)
-        for rid, rule, checker in self._applicable(event):
-            result = checker(rule, event, self)
-            if result is not None:
-                violated, detail = result
-                hits.append(Hit(rid, rule.check, rule.key, event.id, turn, index, violated, detail))
-        if self._early.get(event.kind):
+        rules = self._applicable(event)
+        if rules:
+            eid = event.id
+            for rid, rule, checker in rules:
+                result = checker(rule, event, self)
+                if result is not None:
+                    hits.append(Hit(rid, rule.check, rule.key, eid, turn, index, result[0], result[1]))
+        kind = event.kind
+        if self._early.get(kind):
             self._note_early(event)
-        self._remember(event)
+        if kind == "tool-call" or kind == "tool-result":
+            self._remember(event, kind)
         return hits
 
     def _note_early(self, event: Event) -> None:
@@ -192,28 +243,37 @@ class RuleSet:
                 f"{count} earlier event(s) it applies to were not checked (first {first})"
                 for rid, (count, first) in self.unchecked.items()]
 
-    def _remember(self, event: Event) -> None:
+    def ok_calls_since(self, pattern: str, since: int) -> bool:
+        """Did a tool `pattern` names (a not-repeated rule's) return ok after turn `since`?"""
+        return self.state.ok_calls[pattern].last_turn > since
+
+    def ok_call_with(self, pattern: str, since: int, arg: str, value: Any) -> bool:
+        """Did such a call after turn `since` carry `value` as its argument `arg`?"""
+        return self.state.ok_calls[pattern].has(since, arg, value)
+
+    def _remember(self, event: Event, kind: str) -> None:
         s = self.state
-        kind = event.kind
         if kind == "tool-call":
             tool = event.tool
-            s.call_tool[event.call_id] = tool
+            if self._own_calls:
+                s.call_tool[event.call_id] = tool
             if self._records(tool):
                 s.call_args[event.call_id] = event.args
             s.last_tool_called = tool
             s.last_status_by_tool.pop(tool, None)  # a new call: its own result is now pending
-        elif kind == "tool-result":
+        else:
             tool = s.call_tool.get(event.call_id, event.tool or "")
             s.last_status_by_tool[tool] = event.status
-            args = s.call_args.pop(event.call_id, {})
-            if event.status == "ok" and self._records(tool):
-                s.ok_calls_by_tool.setdefault(tool, []).append((event.turn, args))
+            args = s.call_args.pop(event.call_id, None)
+            if event.status == "ok":
+                for pattern in self._records(tool):
+                    s.ok_calls[pattern].add(event.turn, args or {})
 
-    def _records(self, tool: str) -> bool:
-        """Does a not-repeated rule guard this tool (so its ok calls' arguments are kept)?"""
+    def _records(self, tool: str) -> list[str]:
+        """The not-repeated tool patterns this tool matches (its ok calls' arguments are kept)."""
         known = self._recorded.get(tool)
         if known is None:
-            known = bool(self._repeat_tools) and any(tool_is(tool, p) for p in self._repeat_tools)
+            known = [p for p in self._repeat_tools if tool_is(tool, p)]
             if len(self._recorded) < 4096:
                 self._recorded[tool] = known
         return known

@@ -16,7 +16,13 @@ from judge.grade.findings import answer_errors, checkpoint_report, window_keys
 from judge.grade.metrics import component_metrics, quality_score
 from judge.grade.outcome import settle
 from judge.grade.provenance import candidate, package_versions
-from judge.grade.summaries import add_summary_findings, audit_run_summaries, handoff_fidelity, summary_violations
+from judge.grade.summaries import (
+    add_summary_findings,
+    audit_run_summaries,
+    audits_summaries,
+    handoff_fidelity,
+    summary_violations,
+)
 from judge.grade.windows import RunAccumulator, Window, close_paths, stream_windows
 from judge.judges.base import Judge, JudgeRequest, LedgerRow
 from judge.ledger import ExpectedLedger
@@ -43,13 +49,14 @@ def _judge_request(window: Window, keys: list[str], ledger: ExpectedLedger, head
     """What the judge sees: the ledger at the checkpoint and the window's events, already redacted,
     with the candidate's name, version and model masked (model-blind); never the run header."""
     from judge.judges.render import blind_events
+    from judge.trace.records import as_model
 
     agent = header.agent
     names = (agent.name, agent.version, agent.model) if agent is not None else ()
     return JudgeRequest(scenario_id=ledger.scenario.id, run_id=header.run_id,
                         after_turn=window.checkpoint.after_turn, from_turn=window.from_turn,
                         keys=tuple(keys), ledger=_ledger_rows(ledger, window.checkpoint.after_turn),
-                        events=blind_events(window.events, names))
+                        events=blind_events([as_model(e) for e in window.events], names))
 
 
 async def _run_judge(judge: Judge, requests: list[tuple[Window, JudgeRequest]]) -> None:
@@ -73,8 +80,9 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
         def hook(record: dict) -> None:
             scan_raw_record(rules.leak_rules, record, rules.scratch)
     reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=hook)
+    rules.share_calls(reader.calls)
     acc = RunAccumulator()
-    summaries: list = []
+    summaries: list | None = [] if audits_summaries(judge) else None  # kept only when audited
     unknown: dict[str, str] = {}
     count = stream_windows(reader, ledger, rules, judge is not None, lambda w: acc.close(close_paths(w)),
                             summaries, unknown)

@@ -16,19 +16,25 @@ from __future__ import annotations
 from typing import Any
 
 from judge.ledger import ExpectedLedger
-from judge.model import Finding, RunHeader, SummaryEvent
+from judge.model import Finding, RunHeader
 
 FAILURES = ("missing", "distorted", "obsolete-as-current", "assumption-promoted")
 
 
-def audit_run_summaries(ledger: ExpectedLedger, summaries: list[SummaryEvent], judge: Any,
+def audits_summaries(judge: Any) -> bool:
+    """Will the grade audit the run's summaries (so it must keep them)?"""
+    return judge is not None and judge.fingerprint().get("backend") == "embedding"
+
+
+def audit_run_summaries(ledger: ExpectedLedger, summaries: list[Any] | None, judge: Any,
                         header: RunHeader) -> list[Any]:
-    if not summaries:
+    """The audits of the run's summary events (pydantic events or the reader's records)."""
+    if not summaries or not audits_summaries(judge):
         return []
     from judge.summaries.audit import audit_summary_events
+    from judge.trace.records import as_model
 
-    if judge is None or judge.fingerprint().get("backend") != "embedding":
-        return []
+    summaries = [as_model(s) for s in summaries]
     judge.load()
     model = judge.model_name
     agent = header.agent

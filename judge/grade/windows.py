@@ -38,42 +38,62 @@ def checkpoints(ledger: ExpectedLedger) -> list[Checkpoint]:
 
 
 def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
-                    keep_events: bool, on_close, summaries: list, unknown_writes: dict[str, str] | None = None) -> int:
-    """Feed every event to the rules, closing each checkpoint window as the turns pass it.
-    `unknown_writes` gets key -> first event id of each state-write to a key the ledger lacks."""
+                    keep_events: bool, on_close, summaries: list | None,
+                    unknown_writes: dict[str, str] | None = None) -> int:
+    """Feed every event (the reader's records: judge.trace.records) to the rules, closing each
+    checkpoint window as the turns pass it. `summaries`: where to keep the summary events (None:
+    nothing will audit them, so none is kept). `unknown_writes` gets key -> first event id of each
+    state-write to a key the ledger lacks."""
     cps = checkpoints(ledger)
     track_calls = any(cp.allowed_actions or cp.forbidden_paths for cp in cps)
+    observe = rules.observe
     idx, prev_turn = 0, -1
     window = Window(cps[0], from_turn=0) if cps else None
-    count = 0
-    for count, event in enumerate(reader, start=1):
-        while window is not None and not window.implicit and event.turn > window.checkpoint.after_turn:
-            on_close(window)
-            prev_turn = window.checkpoint.after_turn
-            idx += 1
-            window = Window(cps[idx], from_turn=prev_turn + 1) if idx < len(cps) else None
-        if window is None:
-            window = Window(Checkpoint(after_turn=event.turn), implicit=True, from_turn=prev_turn + 1)
-        if window.implicit:
-            window.checkpoint.after_turn = event.turn
-        if not window.n_events:
+    # The window's bound (its checkpoint's turn; the implicit final window has none) and its lists.
+    bound = window.checkpoint.after_turn if window is not None else -1
+    ids: list[str] = window.ids if window is not None else []
+    hits: list[Hit] = window.hits if window is not None else []
+    count = turn = 0
+    for count, event in enumerate(reader.records(), start=1):
+        turn = event.turn
+        if turn > bound:
+            while window is not None and not window.implicit and turn > window.checkpoint.after_turn:
+                _close(window, on_close)
+                prev_turn = window.checkpoint.after_turn
+                idx += 1
+                window = Window(cps[idx], from_turn=prev_turn + 1) if idx < len(cps) else None
+            if window is None:
+                window = Window(Checkpoint(after_turn=turn), implicit=True, from_turn=prev_turn + 1)
+            bound = (1 << 62) if window.implicit else window.checkpoint.after_turn
+            ids, hits = window.ids, window.hits
+        if not ids:
             window.first_index = count - 1
-        window.ids.append(event.id)
-        window.n_events += 1
+        ids.append(event.id)
         if keep_events:
             window.events.append(event)
-        window.hits.extend(rules.observe(event, count - 1))
-        if event.kind == "summary":
+        found = observe(event, count - 1)
+        if found:
+            hits.extend(found)
+        kind = event.kind
+        if kind == "state-write":
+            if unknown_writes is not None and event.key not in ledger:
+                unknown_writes.setdefault(event.key, event.id)
+        elif kind == "summary" and summaries is not None:
             summaries.append(event)
-        elif event.kind == "state-write" and unknown_writes is not None and event.key not in ledger:
-            unknown_writes.setdefault(event.key, event.id)
         if track_calls:
             window.calls.observe(event, count - 1)
     while window is not None:
-        on_close(window)
+        if window.implicit:
+            window.checkpoint.after_turn = turn
+        _close(window, on_close)
         idx += 1
         window = Window(cps[idx], from_turn=window.checkpoint.after_turn + 1) if idx < len(cps) else None
     return count
+
+
+def _close(window: Window, on_close) -> None:
+    window.n_events = len(window.ids)
+    on_close(window)
 
 
 @dataclass

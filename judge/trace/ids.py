@@ -15,6 +15,9 @@ _DIGITS = "0123456789"
 def _numbered(name: str) -> tuple[str, int] | None:
     """(`e`, 17) for `e17`: a name ending in a decimal number without a leading zero (so that the
     number gives the name back), of at most 9 digits; None otherwise."""
+    tail = name[1:]  # the common shape first: one letter, then the number
+    if tail.isdigit() and tail.isascii() and 0 < len(tail) <= 9 and tail[0] != "0" and not name[0].isdigit():
+        return name[0], int(tail)
     head = name.rstrip(_DIGITS)
     k = len(head)
     d = len(name) - k
@@ -51,18 +54,18 @@ class IdSet:
 
     def add(self, name: str) -> bool:
         strings = self._strings
-        if name in strings:
-            return False
         if self._plain:
+            if name in strings:
+                return False
             strings.add(name)
             if len(strings) >= PLAIN_LIMIT:
                 self._compact()
             return True
-        head = name.rstrip(_DIGITS)
-        k = len(head)
-        d = len(name) - k
-        if 0 < d <= 9 and (d == 1 or name[k] != "0"):
-            n = int(name[k:])
+        if strings and name in strings:
+            return False
+        numbered = _numbered(name)
+        if numbered is not None:
+            head, n = numbered
             byte, mask = n >> 3, 1 << (n & 7)
             bits = self._bits.get(head)
             if bits is None or byte >= len(bits):
@@ -121,15 +124,12 @@ class CallTable:
             return other.get(call_id, default)
         if other and call_id in other:
             return other[call_id]
-        head = call_id.rstrip(_DIGITS)
-        k = len(head)
-        d = len(call_id) - k
-        if 0 < d <= 9 and (d == 1 or call_id[k] != "0"):
-            slots = self._slots.get(head)
-            if slots is not None:
-                n = int(call_id[k:])
-                if n < len(slots) and slots[n]:
-                    return self._tools[slots[n]]
+        numbered = _numbered(call_id)
+        if numbered is not None:
+            slots = self._slots.get(numbered[0])
+            n = numbered[1]
+            if slots is not None and n < len(slots) and slots[n]:
+                return self._tools[slots[n]]
         return default
 
     def __contains__(self, call_id: str) -> bool:
@@ -156,11 +156,9 @@ class CallTable:
         if no is None and len(self._tools) < 0xFFFF and isinstance(tool, str):
             no = self._tool_no[tool] = len(self._tools)
             self._tools.append(tool)
-        head = call_id.rstrip(_DIGITS)
-        k = len(head)
-        d = len(call_id) - k
-        if no is not None and 0 < d <= 9 and (d == 1 or call_id[k] != "0"):
-            n = int(call_id[k:])
+        numbered = _numbered(call_id) if no is not None else None
+        if numbered is not None:
+            head, n = numbered
             slots = self._slots.get(head)
             if slots is None or n >= len(slots):
                 size = len(slots) if slots is not None else 0

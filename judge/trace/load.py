@@ -2,31 +2,35 @@
 
 A trace can hold millions of events, so events are yielded one at a time; what is kept is what the
 validation needs (seen ids, issued call ids: judge.trace.ids, compactly), never the events.
+
+A file is read a block of lines at a time (judge.trace.blocks): one automaton pass over the block
+finds the lines that may need redacting (judge.trace.precheck), and every other line is decoded
+straight from its bytes, by msgspec into a record (`records()`, the grader's path:
+judge.trace.records) or by pydantic into an event (iterating the reader). A line either decoder
+refuses takes the slow path: parsed, redacted, validated by pydantic, which names the problem.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from judge.errors import TraceError
-from judge.model import EVENT_KINDS, Event, RunHeader, ToolCallEvent, ToolResultEvent
+from judge.model import EVENT_KINDS, Event, RunHeader
 from judge.model.limits import MAX_LINE_BYTES, DepthError, depth_message
-from judge.trace.ids import CallTable, IdSet
-from judge.trace.precheck import CHUNK, lines_needing_redaction
+from judge.trace.blocks import CLEAN, SLOW, BlockReader, checked_items
+from judge.trace.ids import PLAIN_LIMIT, CallTable, IdSet
+from judge.trace.records import DECODE, DecodeError, from_model
 from judge.trace.redact import Redactor, redact_event_dict, redact_header_dict
 
 _EVENT = TypeAdapter(Event)
 # The core validator behind `_EVENT.validate_json` (same defaults), without the per-call wrapper.
 _VALIDATE_JSON = _EVENT.validator.validate_json
 
-
-LONG_LINE = 1 << 16
 
 
 def _pydantic_message(exc: ValidationError) -> tuple[str, str]:
@@ -48,19 +52,27 @@ class TraceReader:
 
     def __init__(self, source: str | Path | Iterable[Any], *, name: str | None = None,
                  expected_scenario: str | None = None,
-                 raw_hook: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 raw_hook: Callable[[dict[str, Any]], None] | None = None, digest: bool = False) -> None:
         # raw_hook sees a record before redaction changes it (the no-leak rule needs the raw values)
         self.raw_hook = raw_hook
         self.redactor = Redactor()
         self.events_read = 0
         self.last_turn = 0
+        self._file: BlockReader | None = None
+        self.calls = CallTable()  # call id -> tool of every call read so far (the rules may share it)
         if isinstance(source, (str, Path)):
             self.name = name or str(source)
-            self._lines: Iterator[tuple[int, Any]] = enumerate(_read_lines(Path(source)), start=1)
+            self._file = BlockReader(Path(source), max_line=MAX_LINE_BYTES, digest=digest)
+            self._lines: Iterator[tuple[int, Any, int]] = self._file.lines()
         else:
             self.name = name or "trace"
-            self._lines = enumerate(source, start=1)
+            self._lines = checked_items(source)
         self.header = self._read_header(expected_scenario)
+
+    @property
+    def sha256(self) -> str | None:
+        """The file's sha256, once it was read to its end with `digest=True` (None before)."""
+        return self._file.sha256() if self._file is not None else None
 
     @property
     def redactions(self) -> dict[str, int]:
@@ -70,7 +82,7 @@ class TraceReader:
         return TraceError(message, file=self.name, line=line, field=field)
 
     def _read_header(self, expected_scenario: str | None) -> RunHeader:
-        for lineno, raw in self._lines:
+        for lineno, raw, _ in self._lines:
             record = self._parse(lineno, raw)
             if record is None:
                 continue
@@ -114,31 +126,46 @@ class TraceReader:
         return record
 
     def __iter__(self) -> Iterator[Event]:
-        seen_ids = IdSet()
-        calls = CallTable()
+        """The events, as pydantic models."""
+        return self._events(False)
+
+    def records(self) -> Iterator[Any]:
+        """The events as msgspec records (judge.trace.records): the grader's path, several times
+        cheaper per line; the same lines accepted and refused, with the same messages."""
+        return self._events(True)
+
+    def _events(self, as_records: bool) -> Iterator[Any]:
+        # The per-line work of `_event` and `_check_call_ids`, inlined for the common case (a line
+        # with nothing to redact, decoded from its bytes); the id set and call table stay plain
+        # (a set, a dict) until they hold PLAIN_LIMIT entries, then turn compact.
+        ids: set[str] | IdSet = set()
+        calls = self.calls
+        compact = False
         last_turn = -1
         validate_json = _VALIDATE_JSON
-        # The per-line work of `_event` and `_check_call_ids`, inlined for the common case: a text
-        # line with nothing to redact goes to pydantic's JSON parser straight (a blank or invalid
-        # line fails there and takes `_event`, which skips it or names the problem). The precheck
-        # runs on CHUNK lines at a time (judge.trace.precheck.lines_needing_redaction).
-        for lineno, raw, checked in _prechecked(self._lines):
+        decode = DECODE if as_records else validate_json
+        refused = DecodeError if as_records else ValidationError
+        for lineno, raw, flag in self._lines:
             event = None
-            # pydantic's JSON parser refuses nesting past its recursion limit (200): such a line takes
-            # the slow path, which names the field too deep. A long line goes to the slow path
-            # straight: the detectors' own gates cost what the precheck would.
-            fast = checked == 0
-            if fast:
+            if flag == CLEAN:
                 try:
-                    event = validate_json(raw)
-                except ValidationError:
+                    event = decode(raw)
+                except refused:
                     pass
             if event is None:
-                event = self._event(lineno, raw, fast)
+                event = self._validated(lineno, raw, flag, not as_records and flag == CLEAN)
                 if event is None:
                     continue
-            if not seen_ids.add(event.id):
-                raise self._error(lineno, "id", f"duplicate event id {event.id!r}")
+                if as_records:
+                    event = from_model(event)
+            eid = event.id
+            if compact:
+                if not ids.add(eid):
+                    raise self._error(lineno, "id", f"duplicate event id {eid!r}")
+            elif eid in ids:
+                raise self._error(lineno, "id", f"duplicate event id {eid!r}")
+            else:
+                ids.add(eid)
             turn = event.turn
             if turn < last_turn:
                 raise self._error(lineno, "turn", f"turn goes backwards ({turn} after {last_turn})")
@@ -146,14 +173,27 @@ class TraceReader:
             kind = event.kind
             if kind == "tool-call":
                 if not calls.add(event.call_id, event.tool):
-                    self._check_call_ids(lineno, event, calls)  # raises: issued twice
+                    raise self._error(lineno, "call_id", f"call id {event.call_id!r} issued twice")
             elif kind == "tool-result":
                 tool = calls.get(event.call_id)
                 if tool is None or (event.tool is not None and event.tool != tool):
                     self._check_call_ids(lineno, event, calls)  # raises with the precise message
             self.events_read += 1
             self.last_turn = turn
+            if not compact and self.events_read >= PLAIN_LIMIT:
+                ids, compact = _compacted(ids), True
             yield event
+
+    def _validated(self, lineno: int, raw: Any, flag: int, tried: bool) -> Event | None:
+        """A line the fast decoder did not take: pydantic's JSON validation first when nothing needs
+        redacting (it takes what its lax mode allows; `tried`: it already failed), else the slow
+        path (`_event`)."""
+        if flag != SLOW and not tried:
+            try:
+                return _VALIDATE_JSON(raw)
+            except ValidationError:
+                pass
+        return self._event(lineno, raw, flag != SLOW)
 
     def _event(self, lineno: int, raw: Any, tried_fast: bool | None = None) -> Event | None:
         """One event; `tried_fast`: whether the caller already ran the precheck and the fast path
@@ -186,12 +226,12 @@ class TraceReader:
             field, message = _pydantic_message(exc)
             raise self._error(lineno, field, message) from None
 
-    def _check_call_ids(self, lineno: int, event: Event, calls: CallTable | dict[str, str]) -> None:
-        if isinstance(event, ToolCallEvent):
+    def _check_call_ids(self, lineno: int, event: Any, calls: CallTable | dict[str, str]) -> None:
+        if event.kind == "tool-call":
             if event.call_id in calls:
                 raise self._error(lineno, "call_id", f"call id {event.call_id!r} issued twice")
             calls[event.call_id] = event.tool
-        elif isinstance(event, ToolResultEvent):
+        elif event.kind == "tool-result":
             tool = calls.get(event.call_id)
             if tool is None:
                 raise self._error(lineno, "call_id", f"tool result for call id {event.call_id!r}, "
@@ -201,36 +241,12 @@ class TraceReader:
                                   f"{event.call_id!r} was {tool!r}")
 
 
-def _prechecked(lines: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any, int]]:
-    """(line number, line, 0 when the line needs no redaction else 1), CHUNK lines at a time."""
-    while batch := list(islice(lines, CHUNK)):
-        texts = [raw for _, raw in batch if type(raw) is str and len(raw) < LONG_LINE]
-        flags = iter(lines_needing_redaction(texts))
-        for lineno, raw in batch:
-            yield lineno, raw, next(flags) if type(raw) is str and len(raw) < LONG_LINE else 1
-
-
-def _read_lines(path: Path) -> Iterator[str]:
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise TraceError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    with handle:
-        head = handle.read(8192)
-        if b"\x00" in head:
-            raise TraceError("binary file, expected JSONL text", file=str(path))
-        handle.seek(0)
-        readline = handle.readline
-        lineno = 0
-        while raw := readline(MAX_LINE_BYTES + 1):
-            lineno += 1
-            if len(raw) > MAX_LINE_BYTES:
-                raise TraceError(f"line longer than the limit of {MAX_LINE_BYTES // (1024 * 1024)} MB",
-                                 file=str(path), line=lineno)
-            try:
-                yield raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise TraceError("not UTF-8 text", file=str(path), line=lineno) from None
+def _compacted(ids: set[str]) -> IdSet:
+    """The ids as an IdSet (which turns compact as it reaches PLAIN_LIMIT of them)."""
+    compact = IdSet()
+    for eid in ids:
+        compact.add(eid)
+    return compact
 
 
 def read_trace(source: str | Path, *, expected_scenario: str | None = None) -> tuple[RunHeader, list[Event], dict[str, int]]:

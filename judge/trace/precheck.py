@@ -6,22 +6,22 @@ to that with a property test over every detected kind. It runs the gates of judg
 the cheap part of each detector of judge.trace.detect on the raw line, escapes included (`\\u`
 escapes, which could hide any character, always count).
 
-`lines_needing_redaction` answers for many lines at once: each gate scans the lines joined (one C
-scan instead of one per line), and only where a gate finds something is that line looked at again.
-It says yes for a line whenever `line_needs_redaction` would (tested), so its clearance holds too.
+`lines_needing_redaction` answers for many lines at once, exactly as the line test would (tested):
+one linear-time automaton pass over the lines joined (judge.trace.prescan) finds the few that may
+need it, and the line test decides those.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
 from typing import Sequence
 
 from judge.trace.detect import _AWS_KEY
 from judge.trace.gates import DIGIT_RUN, IBAN_SHAPE, TRIGGER, Classified, hint_spans, lower
 from judge.trace.names import is_secret_name
 from judge.trace.numbers import NUMBER_SHAPE
+from judge.trace.prescan import candidate_lines
 
 # An e-mail's `x@`, url credentials' `pass@`: any `@` after a character an address can end with
 # (not after white space, a quote, or an escape such as `\n` that only looks like a letter).
@@ -113,80 +113,23 @@ def line_needs_redaction(line: str) -> bool:
     return _number_in(classified, line, ascii_)
 
 
-
-
-CHUNK = 256  # lines per call of lines_needing_redaction in the trace reader
+CHUNK = 256  # lines per call of lines_needing_redaction in the trace reader (lines given as text)
 
 
 def lines_needing_redaction(lines: Sequence[str]) -> bytearray:
-    """1 for each line that may need redacting, 0 for one that needs none (see the docstring)."""
+    """1 for each line `line_needs_redaction` says yes to, 0 for the others: exactly its answers
+    (tested), with one automaton pass over all the lines (judge.trace.prescan) and the line test
+    run only on the lines that pass finds something in."""
     flags = bytearray(len(lines))
-    if not lines:
-        return flags
-    # One line of the joined text per line given (the file reader's lines end in `\n` already: no
-    # copy). A line that is no single JSON object line (a newline inside, no `{` first: a gate could
-    # read across the join) is checked alone.
-    parts, starts, at = [], [], 0
+    parts = []
     for index, line in enumerate(lines):
-        if not line.endswith("\n"):
-            line += "\n"
-        if not line.startswith("{") or line.count("\n") > 1:
-            flags[index] = line_needs_redaction(line)
-            line = "{}\n"
-        parts.append(line)
-        starts.append(at)
-        at += len(line)
-    joined = "".join(parts)
-
-    def mark(pos: int) -> None:
-        flags[bisect_right(starts, pos) - 1] = 1
-
-    for m in _TRIGGER_ALL(joined):
-        mark(m.start())
-    if "@" in joined:
-        for m in _AT_ALL(joined):
-            mark(m.start())
-    ascii_ = joined.isascii()
-    if not ascii_:
-        for m in _SURROGATE_ALL(joined):
-            mark(m.start())
-    lowered = lower(joined)
-    for word in ("bearer", "basic", "aws"):
-        pos = lowered.find(word)
-        while pos >= 0:
-            mark(pos)
-            pos = lowered.find(word, pos + 1)
-    for start, end in hint_spans(lowered):
-        if not flags[bisect_right(starts, start) - 1] and _named_here(joined, lowered, start, end):
-            mark(start)
-    _mark_numbers(lines, joined, starts, flags)
-    return flags
-
-
-def _mark_numbers(lines: Sequence[str], joined: str, starts: list[int], flags: bytearray) -> None:
-    classified = Classified(joined)
-    digits = classified.digits_only()  # separators deleted, a line still ends in `\n`
-    pos = digits.find(DIGIT_RUN)
-    index, counted = 0, 0
-    while pos >= 0:
-        index += digits.count(b"\n", counted, pos)
-        counted = pos
+        body = line[:-1] if line.endswith("\n") else line
+        if "\n" in body or (not body.isascii() and SURROGATE(body) is not None):
+            flags[index] = line_needs_redaction(line)  # no single UTF-8 line: asked alone
+            body = ""
+        parts.append(body)
+    parts.append("")
+    for index in candidate_lines("\n".join(parts).encode("utf-8")):
         if not flags[index]:
-            flags[index] = _number_in(Classified(lines[index]), lines[index], lines[index].isascii())
-        end = digits.find(b"\n", pos)
-        if end < 0:
-            break
-        pos = digits.find(DIGIT_RUN, end)
-    if classified.iban():
-        capitals = classified.capitals
-        pos = capitals.find(b"AA00")
-        while pos >= 0:
-            index = capitals.count(b"\n", 0, pos)
-            if not flags[index]:
-                flags[index] = line_needs_redaction(lines[index])
-            pos = capitals.find(b"AA00", pos + 1)
-
-
-_TRIGGER_ALL = TRIGGER.__self__.finditer
-_AT_ALL = re.compile(_AT.__self__.pattern).finditer
-_SURROGATE_ALL = re.compile(SURROGATE.__self__.pattern).finditer
+            flags[index] = line_needs_redaction(lines[index])
+    return flags

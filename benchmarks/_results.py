@@ -1,0 +1,29 @@
+"""Write one named section of benchmarks/RESULTS.md, keeping every other section where it is.
+
+    from _results import write_section
+    write_section("Grading throughput (bench_grade.py)", text)
+
+A section is a `## title` line and what follows it up to the next `## ` heading. An existing
+section of that exact title is replaced in place; a new one is appended at the end.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+HEAD = "# Benchmark results\n"
+
+
+def write_section(title: str, body: str, path: Path = RESULTS) -> None:
+    heading = f"## {title}"
+    section = f"{heading}\n\n{body.strip(chr(10))}\n"
+    lines = (path.read_text(encoding="utf-8") if path.exists() else HEAD).splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.rstrip("\n") == heading]
+    if not starts:
+        path.write_text("".join(lines).rstrip("\n") + "\n\n" + section, encoding="utf-8")
+        return
+    start = starts[0]
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    after = "".join(lines[end:])
+    path.write_text("".join(lines[:start]) + section + ("\n" + after if after else ""), encoding="utf-8")

@@ -1,0 +1,104 @@
+"""The reader's precheck flags exactly the lines the line test flags: one RE2 pass finds candidates
+(judge.trace.prescan), the line test (judge.trace.precheck.line_needs_redaction) decides them."""
+
+import json
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from judge.trace.gates import lower
+from judge.trace.precheck import line_needs_redaction, lines_needing_redaction
+from judge.trace.prescan import _EXTRA, candidate_lines
+from tests.hostile.planted import FIELD_VALUES, VALUES, planted_trace
+from tests.test_redact import _PIECES, _event
+
+# Pieces that sit on the edges of the candidate branches: hints before `=`, `:` and JSON key ends,
+# escapes, the folding characters, Unicode digits and spaces, IBAN and number shapes.
+_EDGES = st.sampled_from([
+    "Token", "TOKEN", "toKen", "\u017fecret", "\u212aey", "api\u212aey", "pa\u017f\u017fword", "\u0130", "\u0131",
+    "Bearer", "BA\u017fIC", "bas\u0131c", "AW\u017f", "aws", "passwd", "passphrase", "passcode", "key_pass",
+    "database-pass", "session_key", "SessionKey", "priv-key", "contraseña", "Pwd", "cookie", "auth",
+    '\\"', "\\\\", "\\n", "\\t", '"', "'", ":", "=", ":=", "=>", " ", "\t", "\u00a0", "\u2028", "\u3000",
+    "\u0085", "\x1c", "x" * 90, "y" * 210, "-", ".", "_", "é", "中文", "\U0001f600",
+    "١٢٣", "４５６", "۷۸۹", "0", "12", "345", "6789", "(", ")", "+", "+٣", "+1",
+    "GB82 WEST 1234 5698 7654 32", "DE89370400440532013000", "AB12", "A\u00c9",
+    "sk-", "sk-abcdefghijklmnop", "hf_", "npm_", "ghp_", "xoxb-", "eyJ", "-----BEGIN", "AKIA", "AIza",
+    "AccountKey=", "SG.", "\\u00e9", "@", "a@", " @", "\\n@", '"@',
+])
+
+
+def test_the_fold_classes_hold_every_character_lower_maps_to_an_ascii_letter():
+    found: dict[str, set[str]] = {}
+    for code in range(sys.maxunicode + 1):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        ch = chr(code)
+        low = lower(ch)
+        if len(low) == 1 and "a" <= low <= "z" and ch not in (low, low.upper()):
+            found.setdefault(low, set()).add(ch)
+    assert found == {k: set(v) for k, v in _EXTRA.items()}
+
+
+def _lines(text: str) -> list[str]:
+    return [json.dumps({"id": "e1", "turn": 1, "kind": "assistant", "text": text}),
+            json.dumps({"id": "e1", "turn": 1, "kind": "assistant", "text": text}, ensure_ascii=False),
+            json.dumps(_event(text)), json.dumps(_event(text), ensure_ascii=False) + "\n", text, text + "\n"]
+
+
+def _same_as_the_line_test(lines: list[str]) -> None:
+    flags = lines_needing_redaction(lines)
+    assert [bool(f) for f in flags] == [line_needs_redaction(line) for line in lines]
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(_PIECES, _EDGES), max_size=10), st.text(max_size=12))
+def test_the_precheck_flags_exactly_the_lines_the_line_test_flags(pieces, noise):
+    text = "".join(pieces) + noise
+    _same_as_the_line_test(_lines(text))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.lists(st.one_of(_PIECES, _EDGES), max_size=6), st.text(max_size=8)), max_size=40))
+def test_many_lines_at_once_flag_what_each_alone_would(rows):
+    _same_as_the_line_test([line for pieces, noise in rows for line in _lines("".join(pieces) + noise)])
+
+
+def test_every_planted_value_is_a_candidate_and_flagged():
+    lines = [json.dumps(record, ensure_ascii=ascii_) for record in planted_trace("s") for ascii_ in (True, False)]
+    lines += [text for _, text, _ in VALUES] + [json.dumps({name: value}) for name, value, _ in FIELD_VALUES]
+    _same_as_the_line_test(lines)
+    assert all(lines_needing_redaction([line])[0] for line in lines[2:])  # the header may be clean
+
+
+@pytest.mark.parametrize("block, expected", [
+    (b"", []), (b"clean\n", []), (b"a@b\n", [0]), (b"x\ny\nAKIAABCD\nz\n", [2]),
+    (b"token: 1 a@b\nclean\n@\n", [0, 2]), (b"123 456 789\n12345678\n", [0]),
+])
+def test_candidate_lines_names_each_line_once(block, expected):
+    assert candidate_lines(block) == expected
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.lists(st.one_of(_PIECES, _EDGES), max_size=6), st.text(max_size=8)), max_size=30),
+       st.sampled_from([16, 97, 1 << 20]))
+def test_a_file_read_a_block_at_a_time_flags_what_the_line_test_flags(rows, block):
+    """The reader's own path (judge.trace.blocks): a file's lines cut into blocks (small ones here,
+    so lines straddle them), one pass per block, the line test on the candidates."""
+    import tempfile
+    from pathlib import Path
+
+    from judge.trace import blocks
+
+    lines = [json.dumps(_event("".join(pieces) + noise), ensure_ascii=bool(len(noise) % 2)) for pieces, noise in rows]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.jsonl"
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        saved, blocks.BLOCK = blocks.BLOCK, block
+        try:
+            read = list(blocks.BlockReader(path, max_line=1 << 24).lines())
+        finally:
+            blocks.BLOCK = saved
+    assert [raw.decode("utf-8") for _, raw, _ in read] == lines
+    assert [flag == blocks.SLOW for _, _, flag in read] == [line_needs_redaction(line + "\n") for line in lines]
