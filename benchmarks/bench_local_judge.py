@@ -1,7 +1,9 @@
 """Benchmark 10d: the offline `local` judge (all-MiniLM-L6-v2 on the CPU).
 
 Measures
-- embedding throughput, sentences/s at batch 64, on the unit texts of the contract's 200-turn trace;
+- embedding throughput, sentences/s at batch 64, on the unit texts of the contract's 200-turn trace,
+  at 1 and 2 torch threads side by side in one run (rounds alternate the thread counts, so the
+  machine's load falls on both alike); the judge's default on this machine is named;
 - cold start: a fresh Python process, from spawn to its first embedding (model cache warm), with
   the split import / load / first encode as seen inside the process;
 - time per checkpoint judgement on checkout-firefox.drift.200.jsonl: the scenario's checkpoints
@@ -12,7 +14,7 @@ Measures
 The figures depend on the machine's load: the 1-minute load average is recorded with them, and
 best-of-N figures are reported next to medians (other processes can only slow a run down).
 
-Usage: python benchmarks/bench_local_judge.py [--json OUT] [--repeats N]
+Usage: python benchmarks/bench_local_judge.py [--json OUT] [--repeats N] [--threads 1,2]
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from test_embedding_judge import CONTRACT_DIRS, SCENARIO, contract_requests, led
 from judge.judges.base import JudgeRequest  # noqa: E402
 from judge.judges.local.judge import EmbeddingJudge  # noqa: E402
 from judge.judges.local.slice_view import slice_units  # noqa: E402
+from judge.text import minilm  # noqa: E402
 
 TRACE = "checkout-firefox.drift.200.jsonl"
 COLD_START = """
@@ -74,6 +77,29 @@ def throughput(judge: EmbeddingJudge, texts: list[str], repeats: int) -> dict:
     return {"sentences": len(texts), "batch": 64, "sentences_per_s_best": round(max(rates)),
             "sentences_per_s_median": round(statistics.median(rates)),
             "runs": [round(rate) for rate in rates]}
+
+
+def throughput_by_threads(judge: EmbeddingJudge, texts: list[str], threads: list[int], repeats: int) -> dict:
+    """Sentences/s at each torch thread count, the counts alternating round by round."""
+    import torch
+
+    before = torch.get_num_threads()
+    rates: dict[int, list[float]] = {n: [] for n in threads}
+    judge._encode(texts[:64])  # warm up
+    for _ in range(repeats):
+        for n in threads:
+            torch.set_num_threads(n)
+            judge._encode(texts[:64])
+            started = time.perf_counter()
+            judge._encode(texts)
+            rates[n].append(len(texts) / (time.perf_counter() - started))
+    torch.set_num_threads(before)
+    out = {str(n): {"sentences_per_s_best": round(max(r)), "sentences_per_s_median": round(statistics.median(r)),
+                    "runs": [round(x) for x in r]} for n, r in rates.items()}
+    base = statistics.median(rates[threads[0]])
+    for n in threads[1:]:
+        out[str(n)]["median_vs_first"] = round(statistics.median(rates[n]) / base, 2)
+    return out
 
 
 def cold_start(repeats: int) -> dict:
@@ -132,6 +158,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", default="1,2", help="torch thread counts to compare")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
     trace = contract_path(TRACE)
@@ -143,6 +170,9 @@ def main(argv: list[str] | None = None) -> dict:
                      "judge": judge.fingerprint(),
                      "load_in_process_s": round(time.perf_counter() - started, 2)}
     texts = [unit.text for unit in slice_units(read_events(trace))]
+    figures["machine"]["default_torch_threads"] = minilm.torch_threads()
+    figures["throughput_by_threads"] = throughput_by_threads(
+        judge, (texts * 3)[:1024], [int(n) for n in args.threads.split(",")], max(args.repeats, 5))
     figures["throughput"] = throughput(judge, (texts * 3)[:1024], args.repeats)
     figures["cold_start"] = cold_start(args.repeats)
     figures["checkpoints"] = {name: time_checkpoints(judge, requests, args.repeats)

@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from judge.errors import ConfigError
 
-MODES = ("tools", "tools_strict", "json", "json_schema", "md_json")
-DEFAULT_PROMPT = "goal-fidelity@1"
+MODES = ("tools", "tools_strict", "json", "json_schema", "md_json", "strict")
+DEFAULT_PROMPT = "goal-fidelity@2"
 
 
 class JudgeConfig(BaseModel):
@@ -47,8 +47,11 @@ class JudgeConfig(BaseModel):
     max_retries: int = Field(default=2, ge=0, le=10, description="re-asks after an invalid answer")
     transport_retries: int = Field(default=4, ge=0, le=20, description="retries on 429, 5xx, timeouts")
     backoff_s: float = Field(default=1.0, ge=0, description="first backoff delay; doubles per retry")
-    mode: str = Field(default="tools", description="instructor mode: " + ", ".join(MODES))
-    window_tokens: int = Field(default=1000, ge=200, description="split slices whose request exceeds this")
+    mode: str = Field(default="tools", description=(
+        "how the answer schema is sent: an instructor mode (tools, tools_strict, json, json_schema, md_json) "
+        "or `strict` (OpenAI structured outputs without instructor: response_format json_schema, strict)"))
+    window_tokens: int = Field(default=1000, ge=200, description=(
+        "split slices whose request, as sent (messages and the schema it carries), exceeds this"))
     cache: bool = True
     path: str | None = Field(default=None, description="replay: the recorded verdicts (JSONL)")
     options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")

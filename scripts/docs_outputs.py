@@ -18,7 +18,8 @@ on the site) on the line right before a fenced block that the script owns:
     ```
 
 A `judge-output` marker holds one command, or several separated by ` ; ` (run in order, whatever
-their exit codes, as a shell would). A command is split like a shell line (shlex) and is one of:
+their exit codes, as a shell would). A command may start with `COLUMNS=N ` (that width instead of
+100, as a shell would set it). A command is split like a shell line (shlex) and is one of:
 
 - `judge ARGS`: the `judge` console script installed beside this Python;
 - `python ARGS`: this Python;
@@ -176,7 +177,7 @@ def jq(flt: str, data):
     return data
 
 
-def _run_one(argv: list[str]) -> tuple[str, int]:
+def _run_one(argv: list[str], columns: str | None = None) -> tuple[str, int]:
     if argv[0] == "jq":
         if len(argv) != 3:
             raise DocsError("jq takes a filter and a file: jq FILTER FILE")
@@ -191,7 +192,10 @@ def _run_one(argv: list[str]) -> tuple[str, int]:
         exe = [sys.executable]
     else:
         raise DocsError(f"unsupported command {argv[0]!r}: a marker runs judge, python or jq")
-    proc = subprocess.run(exe + argv[1:], cwd=ROOT, env=_env(), stdin=subprocess.DEVNULL,
+    env = _env()
+    if columns is not None:
+        env["COLUMNS"] = columns
+    proc = subprocess.run(exe + argv[1:], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
     return proc.stdout, proc.returncode
 
@@ -204,9 +208,14 @@ def run_marker(spec: str) -> list[str]:
             argv = shlex.split(command)
         except ValueError as exc:
             raise DocsError(f"cannot split {command!r}: {exc}") from None
+        columns = None
+        if argv and argv[0].startswith("COLUMNS="):  # `COLUMNS=140 judge ...`: that width, as a shell would
+            columns = argv.pop(0).split("=", 1)[1]
+            if not columns.isdigit():
+                raise DocsError(f"COLUMNS must be a number in {command!r}")
         if not argv:
             raise DocsError("empty command")
-        text, code = _run_one(argv)
+        text, code = _run_one(argv, columns)
         out.append(f"$ {command}")
         out.extend(_normalise(text))
         if code:

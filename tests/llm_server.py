@@ -2,7 +2,8 @@
 
 `ScriptedLLM` answers `POST /v1/chat/completions` from a queue of `Reply`s (status, tool-call arguments
 or content, delay); with the queue empty it answers `auto_answer` (every asked key upheld, read from
-the request's JSON Schema). Every request body is logged. `start_server()` runs uvicorn in a daemon
+the request's JSON Schema: a tool's, or a `response_format` json_schema's). Every request body (and
+its User-Agent) is logged. `start_server()` runs uvicorn in a daemon
 thread on a free port; the `llm_server` fixture shares one server per test session and resets it
 before each use. Benchmarks import this module too.
 """
@@ -62,6 +63,7 @@ class ScriptedLLM:
     def __init__(self) -> None:
         self.script: deque[Reply | Callable[[dict], Reply]] = deque()
         self.bodies: list[dict[str, Any]] = []
+        self.agents: list[str] = []  # the User-Agent of each request (which HTTP client sent it)
         self.default: Callable[[dict], Reply] = auto_answer
         self.default_delay_s = 0.0
         self.lock = threading.Lock()
@@ -78,6 +80,7 @@ class ScriptedLLM:
         with self.lock:
             self.script = deque(replies)
             self.bodies = []
+            self.agents = []
             self.default = auto_answer
             self.default_delay_s = 0.0
             self.max_in_flight = 0
@@ -125,6 +128,7 @@ def make_app(llm: ScriptedLLM):
     @app.post("/chat/completions")
     async def chat(request: Request):
         body = await request.json()
+        llm.agents.append(request.headers.get("user-agent", ""))
         reply = llm.next_reply(body)
         gen = llm.generation  # the server runs one event loop: no lock needed here
         llm.in_flight[gen] = llm.in_flight.get(gen, 0) + 1

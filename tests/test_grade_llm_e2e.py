@@ -119,3 +119,32 @@ def test_unknown_judge_name_is_one_line_exit_2(shared_dir, config):
                                  str(contract / "checkout-firefox.clean.jsonl"), "--judge", "nope",
                                  "--config", str(config)])
     assert result.exit_code == 2 and "unknown judge 'nope'" in result.output
+
+
+INSPECT_TOTAL = 8323  # the cheapest peer's judge input on the same trace (benchmarks/RESULTS.md)
+
+
+def _as_sent(body: dict) -> int:
+    """A request body's input tokens as litellm counts them: messages, tools and tool_choice."""
+    return libs()[0].token_counter(model="gpt-4o", messages=body["messages"], tools=body.get("tools"),
+                                   tool_choice=body.get("tool_choice"))
+
+
+def test_requests_as_sent_on_the_200_turn_drift_stay_in_budget(shared_dir, config, llm_server, tmp_path):  # noqa: F811
+    """Every request the judge sends on drift.200, counted by litellm with the tool schema it carries,
+    is within window_tokens (1,000), and the total within 1.5x the cheapest peer's 8,323."""
+    llm_server.reset()
+    result = _grade(shared_dir, config, "checkout-firefox.drift.200.jsonl", tmp_path / "r.json")
+    assert result.exit_code == 1, result.output
+    bodies = llm_server.bodies
+    assert all(b.get("tools") for b in bodies)  # the default mode sends the schema as a tool
+    sent = [_as_sent(b) for b in bodies]
+    assert len(sent) > 4 and max(sent) <= 1000, sent  # a long slice is split, each part in budget
+    assert sum(sent) <= 1.5 * INSPECT_TOTAL, sum(sent)
+    cost = json.loads((tmp_path / "r.json").read_text())["runs"][0]["cost"]
+    assert len(cost["requests"]) == len(bodies) == cost["judge_calls"]
+    estimates = sorted(r["estimated_tokens"] for r in cost["requests"])
+    drift = [s - e for e, s in zip(estimates, sorted(sent))]
+    assert all(0 <= d <= 8 for d in drift), (estimates, sorted(sent))  # litellm counts in 1,024-char chunks
+    assert cost["estimated_input_tokens"] == sum(estimates)
+    assert cost["input_tokens"] == sum(r["input_tokens"] for r in cost["requests"]) > 0  # the provider's usage

@@ -273,7 +273,8 @@ def test_cli_import_otel(tmp_path):
     src = write_jsonl(tmp_path / "c.jsonl", [batch(*conversation_spans())])
     result = CliRunner().invoke(app, ["import", "otel", str(src), "-o", str(tmp_path / "t.jsonl"), "--scenario", "s"])
     assert result.exit_code == 0, result.output
-    assert "events: 8" in result.output and "skipped: non-genai 1, operation:embeddings 1" in result.output
+    rows = {line.split(None, 1)[0]: line.split(None, 1)[1].strip() for line in result.output.splitlines() if line}
+    assert rows["events"].startswith("8 (") and rows["skipped"] == "non-genai 1, operation:embeddings 1"
     bad = write_jsonl(tmp_path / "bad.jsonl", [{"nope": 1}])
     result = CliRunner().invoke(app, ["import", "otel", str(bad), "-o", str(tmp_path / "u.jsonl"), "--scenario", "s"])
     assert result.exit_code == 2 and result.output.startswith("error: ") and result.output.count("\n") == 1

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import re
+import sqlite3
 import time
 
 import pytest
@@ -206,9 +207,9 @@ def test_cache_second_identical_call_makes_no_request(make_judge, llm_server, tm
     assert len(llm_server.bodies) == 1
     assert (again.calls, again.cache_hits, again.attempts, again.input_tokens) == (0, 1, 0, 0)
     assert again.cost_usd == 0.0 and again.verdict == first.verdict
-    entries = list((tmp_path / "cache").rglob("*.json"))
-    assert len(entries) == 2  # one call entry, one checkpoint entry
-    assert not list((tmp_path / "cache").rglob(".tmp-*"))
+    with sqlite3.connect(tmp_path / "cache" / "verdicts.sqlite3") as db:
+        rows = db.execute("SELECT namespace, count(*) FROM entries GROUP BY namespace").fetchall()
+    assert rows == [("llm", 2)]  # one call entry, one checkpoint entry
 
 
 def test_call_cache_spares_unchanged_windows(make_judge, llm_server):  # noqa: F811
@@ -225,11 +226,14 @@ def test_call_cache_spares_unchanged_windows(make_judge, llm_server):  # noqa: F
 def test_model_names_and_secrets_never_reach_the_judge(make_judge, llm_server, tmp_path):  # noqa: F811
     run(make_judge())
     sent = json.dumps(llm_server.bodies)
-    stored = "".join(p.read_text() for p in (tmp_path / "cache").rglob("*.json"))
+    stored = "".join(p.read_bytes().decode("utf-8", "replace") for p in (tmp_path / "cache").rglob("*")
+                     if p.is_file())  # the database and its write-ahead log, as bytes
+    assert "findings" in stored
     for text in (sent, stored):
         for name in (*AGENT, "claude-3-5-sonnet"):
             assert name not in text
-        assert RAW_SECRET not in text and "[REDACTED:api_key]" in text
+        assert RAW_SECRET not in text
+    assert "[REDACTED:api_key]" in sent and "Key: [REDACTED" not in stored  # the cache keeps answers, not requests
     assert "I am [model] on [model]; on it." in sent  # name and version masked as one
 
 
@@ -304,7 +308,7 @@ def test_concurrency_is_bounded_across_checkpoints(make_judge, llm_server):  # n
 
 def test_fingerprint_names_prompt_model_and_sampling(make_judge):
     fp = make_judge(temperature=0.3, samples=2, seed=7).fingerprint()
-    assert fp["prompt"]["id"] == "goal-fidelity" and fp["prompt"]["version"] == 1
+    assert fp["prompt"]["id"] == "goal-fidelity" and fp["prompt"]["version"] == 2
     assert len(fp["prompt"]["sha256"]) == 64 and fp["model"] == MODEL and fp["backend"] == "llm"
     assert fp["sampling"] == {"temperature": 0.3, "samples": 2, "seed": 7, "mode": "tools", "window_tokens": 1000}
 

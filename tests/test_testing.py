@@ -95,20 +95,47 @@ def test_without_the_plugin_the_message_is_still_the_assertion(pytester, monkeyp
     result.stdout.fnmatch_lines(["*JudgeAssertionError: judge: run 'tour-drift'*", "*python*e6*superseded-value:python"])
 
 
-def test_judge_html_saves_a_page_per_failing_test_or_says_what_it_needs(pytester, monkeypatch, tmp_path):
-    from judge.testing.plugin import HTML_MISSING, _renderer
+def test_judge_html_saves_the_real_run_page_of_each_failing_test(pytester, monkeypatch, tmp_path):
+    """--judge-html with the renderer `judge grade --html` uses (judge.render.html.grade_page): the
+    page of the drifting run shows the veto's cause and its finding pinned to the evidence event,
+    with the trace read from where the test graded it; a passing test leaves no page."""
+    import re
+
+    from judge.render.html import grade_page
+    from judge.testing.plugin import _renderer
+
+    assert _renderer() is grade_page
+    pages = tmp_path / "pages"
+    result = _run(pytester, monkeypatch, "--judge-html", str(pages))
+    result.assert_outcomes(passed=1, failed=1)
+    written = sorted(pages.iterdir())
+    assert [p.name for p in written] == ["test_agent.py_test_drifting_run.html"]
+    html = written[0].read_text(encoding="utf-8")
+    assert "editable_paths violated at e8 (turn 3, rule scope:editable_paths)" in html  # the veto's cause
+    row = re.search(r'<tr id="(r0-f\d+-\d+)" class="finding v-violated is-veto"', html)
+    event = re.search(r'<li id="r0-e\d+" class="event [^"]*is-pinned[^"]*" data-event="e8">(.*?)</li>', html, re.S)
+    assert row and event, "the vetoing finding and its evidence event are both on the page"
+    assert f'href="#{row.group(1)}"' in event.group(1) and "violated: editable_paths" in event.group(1)
+    assert "not found" not in html  # the timeline was read from the trace file, not left out
+    assert f"HTML page: {written[0]}" in result.stdout.str()
+
+
+def test_judge_html_says_what_it_needs_without_the_renderer(pytester, monkeypatch, tmp_path):
+    """An installation without judge.render.html: --judge-html is a usage error, not a silent no-op."""
+    import sys
+
+    import judge.render
+    from judge.testing.plugin import HTML_MISSING
+
+    # pytester runs in this process: the renderer goes away for its run only.
+    monkeypatch.delattr(judge.render, "html", raising=False)
+    monkeypatch.setitem(sys.modules, "judge.render.html", None)
 
     pages = tmp_path / "pages"
     result = _run(pytester, monkeypatch, "--judge-html", str(pages))
-    if _renderer() is None:
-        assert result.ret == pytest.ExitCode.USAGE_ERROR
-        assert HTML_MISSING in result.stderr.str()
-        assert not pages.exists()
-    else:
-        result.assert_outcomes(passed=1, failed=1)
-        written = sorted(pages.iterdir())
-        assert [p.name for p in written] == ["test_agent.py_test_drifting_run.html"]
-        assert "tour-drift" in written[0].read_text(encoding="utf-8")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert HTML_MISSING in result.stderr.str()
+    assert not pages.exists()
 
 
 def test_the_plugin_is_a_pytest11_entry_point():
@@ -119,13 +146,18 @@ def test_the_plugin_is_a_pytest11_entry_point():
 
 
 def test_judge_html_writes_one_page_per_run_of_each_failing_test(pytester, monkeypatch, tmp_path):
-    """The plugin's page-saving path, whatever renderer is installed: a stand-in for
-    judge.render.html.grade_page (this test's conftest) records which report each page got."""
-    pytester.makeconftest("""
-import sys, types
-sys.modules["judge.render.html"] = types.SimpleNamespace(
-    grade_page=lambda report: "<html>" + ",".join(r.run_id for r in report.runs) + "</html>")
-""")
+    """The plugin's page-saving path on its own: a stand-in for judge.render.html.grade_page
+    records which report each page got."""
+    import sys
+    import types
+
+    import judge.render
+
+    # pytester runs in this process: the stand-in replaces the renderer for its run only.
+    stand_in = types.SimpleNamespace(grade_page=lambda report: "<html>" + ",".join(r.run_id for r in report.runs)
+                                     + "</html>")
+    monkeypatch.setattr(judge.render, "html", stand_in, raising=False)
+    monkeypatch.setitem(sys.modules, "judge.render.html", stand_in)
     pages = tmp_path / "pages"
     result = _run(pytester, monkeypatch, "--judge-html", str(pages))
     result.assert_outcomes(passed=1, failed=1)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import typer
 
-from judge.cli import calibration, config, draft, grade, imports, init, prompts, runs, serve, suite, summary
+from judge.cli import calibration, config, draft, grade, imports, init, prompts, runs, serve, suite, summary, view
 from judge.cli.common import error_line, guard_commands, set_debug, user_errors
+from judge.cli.help import apply_conventions
 
 __all__ = ["app", "error_line", "main", "user_errors"]
 
@@ -17,15 +18,26 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=N
                        "0 pass, 1 fail, 2 bad input, usage or configuration, 3 inconclusive, 4 internal error.")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from judge import __version__
+
+        typer.echo(f"judge {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _options(debug: bool = typer.Option(False, "--debug", help="Print the traceback of an internal error "
-                                        "(exit code 4) instead of one line (also: JUDGE_DEBUG=1).")) -> None:
+                                        "(exit code 4) instead of one line (also: JUDGE_DEBUG=1)."),
+             version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                          help="Print judge's version and exit.")) -> None:
     set_debug(debug)
 
 
-for _group in (init, grade, runs, config, draft, calibration, prompts, serve, suite, imports, summary):
+for _group in (init, grade, runs, config, draft, calibration, prompts, serve, suite, view, imports, summary):
     _group.register(app)
 guard_commands(app)
+apply_conventions(app)
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ from rich.table import Table
 from judge.cli.common import console as _console
 from judge.cli.common import refuse_overwriting_inputs, user_errors, write_output
 from judge.errors import UsageError
+from judge.render import style
 
 LabelsOption = Annotated[Path, typer.Option("--labels", help="Label JSONL file, or a folder of them.")]
 JsonOption = Annotated[Optional[Path], typer.Option("--json", help="Also write the result as JSON here.")]
@@ -56,12 +57,11 @@ def _rate(stat: Any) -> tuple[str, str]:
 
 
 def _table(title: str, rows: list[tuple[str, str, str]]) -> Table:
-    table = Table(title=title, title_justify="left", box=None, pad_edge=False)
-    table.add_column("metric", style="bold")
-    table.add_column("value", justify="right")
-    table.add_column("95% interval / note")
-    for row in rows:
-        table.add_row(*row)
+    table = style.table("metric", "value", title=title, note="95% interval / note")
+    table.columns[0].style = "bold"
+    table.columns[1].justify = "right"
+    for metric, value, note in rows:
+        table.add_row(style.cell(metric), style.cell(value), style.cell(note))
     return table
 
 
@@ -85,7 +85,9 @@ def calibrate_command(
         "--scenarios", help="Folders to look for scenario files in (besides each trace's folder).")] = [],
     verdicts_out: Annotated[Optional[Path], typer.Option(
         "--verdicts-out", help="With --judge: also keep the verdicts it produced (JSONL).")] = None,
-    target_precision: Annotated[float, typer.Option("--target-precision")] = 0.95,
+    target_precision: Annotated[float, typer.Option(
+        "--target-precision", help="Precision the review threshold aims at: verdicts whose calibrated "
+        "confidence is below it go to human review.")] = 0.95,
     floor: Annotated[float, typer.Option(
         "--floor", help="Certification floor for the 95% lower bounds of TPR and TNR.")] = 0.80,
     seed: SeedOption = 0,
@@ -149,16 +151,16 @@ def calibrate_command(
          f"coverage {_num(r.coverage)} at precision >= {r.target_precision}"),
     ]
     console = _console()
-    console.print(_table(f"calibration of {r.name}", rows))
-    per_class = Table(box=None, pad_edge=False)
-    for column in ("label", "precision", "recall", "F1", "support"):
-        per_class.add_column(column, justify="left" if column == "label" else "right")
+    style.render(console, _table(f"calibration of {r.name}", rows))
+    per_class = style.table("label", "precision", "recall", "F1", "support")
+    for column in per_class.columns[1:]:
+        column.justify = "right"
     for label, stats in r.per_class.items():
-        per_class.add_row(escape(label), _num(stats.precision), _num(stats.recall), _num(stats.f1),
+        per_class.add_row(style.cell(label), _num(stats.precision), _num(stats.recall), _num(stats.f1),
                           str(stats.support))
-    console.print(per_class)
-    style = "green" if r.certified else "yellow"
-    console.print(f"[{style}]{escape(r.certification_reason)}[/{style}]")
+    style.render(console, per_class)
+    colour = "green" if r.certified else "yellow"
+    console.print(f"[{colour}]{escape(r.certification_reason)}[/{colour}]")
     console.print(f"wrote {escape(result.json_path)} and {escape(result.png_path)}")
 
 
@@ -183,7 +185,7 @@ def compare_command(labels: LabelsOption, verdicts: TwoVerdictsOption, seed: See
          f"{fixed} fixed by B, {len(result.flipped) - fixed} broken"),
     ]
     console = _console()
-    console.print(_table(f"{escape(str(second))} vs {escape(str(first))}", rows))
+    style.render(console, _table(f"{second} vs {first}", rows))
     for case in result.flipped[:20]:
         console.print(f"  {case.change:6} {escape(case.case)}: reference {escape(case.reference)}, "
                       f"A {escape(case.verdict_a)}, B {escape(case.verdict_b)}")
@@ -211,7 +213,7 @@ def estimate_command(
         ("TPR", *_rate(result.tpr)),
         ("TNR", *_rate(result.tnr)),
     ]
-    _console().print(_table("estimated violation rate", rows))
+    style.render(_console(), _table("estimated violation rate", rows))
 
 
 @user_errors
@@ -227,7 +229,7 @@ def agreement_command(verdicts: TwoVerdictsOption, json_path: JsonOption = None)
         ("percent agreement", _num(result.percent_agreement), ""),
         ("Cohen's kappa", _num(result.cohen_kappa), ""),
     ]
-    _console().print(_table("agreement", rows))
+    style.render(_console(), _table("agreement", rows))
 
 
 def _run_judge_over_labels(labels: Path, judge: Any, scenarios: list[Path], keep: Path | None,

@@ -32,8 +32,17 @@ class OnJudgeError(str, enum.Enum):
 
 def console(width: int | None = 140, *, soft_wrap: bool = False) -> Console:
     """Standard output. Reports are read in CI logs too: a readable width when it is not a terminal
-    (`width=None`: rich's own choice, COLUMNS or 80)."""
-    return Console(highlight=False, soft_wrap=soft_wrap, emoji=False, width=None if sys.stdout.isatty() else width)
+    (`width=None`: rich's own choice, COLUMNS or 80). COLUMNS, when set, always wins."""
+    return Console(highlight=False, soft_wrap=soft_wrap, emoji=False, width=report_width(width))
+
+
+def report_width(default: int | None = 140) -> int | None:
+    """The width of a report on stdout: COLUMNS when it is set (a terminal, or a CI job that says how
+    wide its log is), the terminal's own width on a terminal, else `default` (a log or a pipe)."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return None if sys.stdout.isatty() else default
 
 
 def error_line(message: str) -> None:

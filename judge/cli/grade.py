@@ -26,9 +26,12 @@ def grade(
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
     md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report here (for a PR)."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML page of the runs "
+                                        "here: outcome, veto, first divergence, findings pinned to the trace."),
     floor: float = typer.Option(1.0, "--floor", min=0.0, max=1.0, help="Below 1.0, runs whose only "
                                 "violations are non-safety ones pass while their quality score is >= floor."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; exit code only."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report and no progress on stderr; "
+                               "exit code only."),
     on_judge_error: Optional[OnJudgeError] = typer.Option(
         None, "--on-judge-error", case_sensitive=False, help="`inconclusive` (default: a key only a judge "
         "could decide that got no verdict makes the run inconclusive, exit 3) or `ignore`; default: "
@@ -41,16 +44,22 @@ def grade(
     """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input,
     usage or configuration; 3: no run failed but one is inconclusive; 4: internal error."""
     from judge.api import GradeSession
+    from judge.cli.progress import Activity
     from judge.render import report as render
 
     inputs = [scenario, *traces]
-    refuse_overwriting_inputs([json_path, junit, md], inputs)
-    session = GradeSession.open(judge, config_file=config,
-                                on_judge_error=on_judge_error.value if on_judge_error else None)
-    result = session.grade_files(scenario, traces, floor=floor, allow_draft=allow_draft)
+    refuse_overwriting_inputs([json_path, junit, md, html], inputs)
+    with Activity(not quiet) as activity:
+        session = GradeSession.open(judge, config_file=config,
+                                    on_judge_error=on_judge_error.value if on_judge_error else None)
+        result = session.grade_files(scenario, traces, floor=floor, allow_draft=allow_draft, progress=activity)
     for path, text in ((json_path, render.to_json), (junit, render.to_junit), (md, render.to_markdown)):
         if path:
             write_output(path, text(result), inputs)
+    if html:
+        from judge.render.html import grade_page
+
+        write_output(html, grade_page(result), inputs)
     if not quiet:
         render.render_terminal(result, console())
     if not no_log:

@@ -21,14 +21,18 @@ def _report(summary, folder: Path, json_out: bool) -> None:
 
         out.print_json(json.dumps(summary.as_dict()))
         return
+    from judge.render import style
+
     where = summary.files[0] if summary.runs == 1 else folder
-    out.print(f"{summary.runs} run{'s' if summary.runs != 1 else ''} -> {where}")
     kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.events.items())) or "none"
-    out.print(f"events: {sum(summary.events.values())} ({kinds})")
+    table = style.table("what", show_header=False, note="detail")
+    table.add_row("written", style.cell(f"{summary.runs} run{'s' if summary.runs != 1 else ''} -> {where}"))
+    table.add_row("events", style.cell(f"{sum(summary.events.values())} ({kinds})"))
     if summary.skipped:
-        out.print("skipped: " + ", ".join(f"{why} {n}" for why, n in sorted(summary.skipped.items())))
+        table.add_row("skipped", style.cell(", ".join(f"{why} {n}" for why, n in sorted(summary.skipped.items()))))
     for warning in summary.warnings:
-        out.print(f"warning: {warning}")
+        table.add_row(style.cell("warning", "yellow"), style.cell(warning))
+    style.render(out, table)
 
 
 _TURNS_HELP = ("Turn rule: `user` (a new turn at each user message) or `step` (also at each model "

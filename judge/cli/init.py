@@ -79,6 +79,7 @@ def init_command(directory: Path = typer.Argument(Path("."), metavar="DIR", help
              (f"judge grade {SCENARIO} {CLEAN}{config}", "exit 0: passed"),
              (f"judge grade {SCENARIO} {DRIFT}{config}", "exit 1: the drift is caught"),
              ("judge runs diff previous latest", "exit 1: names the keys that newly fail"),
+             ("judge view --open", "each graded run as a page in your browser"),
              ("pytest tests/test_agent_runs.py", "judge.testing")]
     if directory.resolve() != Path.cwd().resolve():
         steps.insert(0, (f"cd {directory.as_posix()}", ""))

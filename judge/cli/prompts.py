@@ -29,14 +29,13 @@ def _lock_state(prompt: registry.Prompt) -> str:
 @user_errors
 def list_cmd() -> None:
     """List the prompts visible from here (your prompts/ first, then the built-in ones)."""
-    from rich.table import Table
-    from rich.text import Text
+    from judge.render import style
 
     found = registry.list_prompts()
-    table = Table("prompt", "origin", "lock", "sha256", "purpose")
+    table = style.table("prompt", "origin", "lock", "sha256", note="purpose")
     for p in found:
-        table.add_row(*(Text(str(cell)) for cell in (p.ref, p.origin, _lock_state(p), p.sha256[:12], p.meta.purpose)))
-    _console().print(table)
+        table.add_row(*(style.cell(cell) for cell in (p.ref, p.origin, _lock_state(p), p.sha256[:12], p.meta.purpose)))
+    style.render(console(), table)
 
 
 @user_errors

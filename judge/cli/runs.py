@@ -48,7 +48,7 @@ def list_cmd(
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP),
     limit: Optional[int] = typer.Option(20, "--limit", "-n", min=1, metavar="N", help="Show the N newest runs."),
 ) -> None:
-    """List the logged grades, newest first: when, id, scenario(s), outcome, quality, judge."""
+    """List the logged grades, newest first: when, id, outcome, quality, judge, scenario(s)."""
     from judge.grade.history import list_runs
     from judge.render.history import render_runs
 

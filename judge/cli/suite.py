@@ -17,7 +17,6 @@ from rich.text import Text
 
 from judge.cli.common import OnJudgeError, user_errors
 from judge.cli.common import console as _out
-from judge.cli.common import err as _err
 from judge.cli.common import write_output as _write
 from judge.errors import JudgeInputError
 
@@ -33,36 +32,6 @@ def _default_judge(judge: Optional[str], config: Optional[Path]) -> Optional[str
     return configured_judges(config_file=config)[1]
 
 
-class _Bar:
-    """A rich progress bar on stderr, fed by grade_suite's progress(done, total) callback."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled, self.progress, self.task = enabled, None, None
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        if self.progress is None:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self.progress = Progress(TextColumn("grading runs"), BarColumn(), MofNCompleteColumn(),
-                                     TimeElapsedColumn(), TimeRemainingColumn(), console=_err, transient=True)
-            self.progress.start()
-            self.task = self.progress.add_task("runs", total=total)
-        self.progress.update(self.task, completed=done)
-
-    def stop(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-
-
 @user_errors
 def suite_command(
     manifest: Path = typer.Argument(..., help="Suite manifest (YAML or JSON): suites, releaseRules, scenarios."),
@@ -73,6 +42,8 @@ def suite_command(
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
     md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report here."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML page of the suite "
+                                        "here: the release, each run's outcome and findings on its trace."),
     compare: Optional[Path] = typer.Option(None, "--compare", help="An older suite JSON report: show the "
                                            "failure signatures that appeared or vanished since."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
@@ -97,13 +68,12 @@ def suite_command(
             raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(compare)) from None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise JudgeInputError(f"not a JSON suite report: {exc}", file=str(compare)) from None
-    bar = _Bar(enabled=not quiet and _err.is_terminal)  # no bar in CI logs
-    try:
+    from judge.cli.progress import Activity
+
+    with Activity(not quiet) as bar:  # on a terminal only: no bar in CI logs
         run = grade_suite(manifest, suite, judge_name=_default_judge(judge, config), config_file=config,
                           jobs=jobs, progress=bar, on_judge_error=on_judge_error.value if on_judge_error else None,
-                          allow_draft=allow_draft)
-    finally:
-        bar.stop()
+                          allow_draft=allow_draft, keep_reports=html is not None)
     report = run.report
     if old is not None:
         report.compare = compare_reports(report, old, str(compare))
@@ -116,6 +86,10 @@ def suite_command(
         _write(junit, suite_report.to_junit(report), inputs)
     if md:
         _write(md, suite_report.to_markdown(report), inputs)
+    if html:
+        from judge.render.html import suite_page
+
+        _write(html, suite_page(report, run.run_reports), inputs)
     if not quiet:
         suite_report.render_terminal(report, _out())
     raise typer.Exit(exit_code(report))

@@ -20,6 +20,7 @@ from judge.cli.common import offline_env as _offline_env
 from judge.errors import UsageError
 from judge.render.summary import render_audit, render_continuation
 
+
 def _consoles():
     return console(160), None
 
@@ -70,12 +71,15 @@ def audit_summary_command(
 
         agent = TraceReader(trace, expected_scenario=ledger.scenario.id).header.agent
         names = (agent.name, agent.version, agent.model) if agent is not None else ()
-    auditor = audit_lib.SummaryAuditor(ledger, model=chosen, judge=judge_impl, names=names)
-    if summary is not None:
-        audits = [auditor.audit(audit_lib.read_summary_file(summary), after_turn)]
-    else:
-        audits = audit_lib.audit_summary_events(ledger, audit_lib.summary_events_of(trace, ledger, event),
-                                                auditor=auditor)
+    from judge.cli.progress import Activity
+
+    with Activity(not quiet):  # a spinner while the semantic layer's model loads
+        auditor = audit_lib.SummaryAuditor(ledger, model=chosen, judge=judge_impl, names=names)
+        if summary is not None:
+            audits = [auditor.audit(audit_lib.read_summary_file(summary), after_turn)]
+        else:
+            audits = audit_lib.audit_summary_events(ledger, audit_lib.summary_events_of(trace, ledger, event),
+                                                    auditor=auditor)
     report = audit_lib.SummaryAuditReport(audits=audits, passed=all(a.passed for a in audits))
     if json_path is not None:
         _write(json_path, report.model_dump_json(indent=2, by_alias=True) + "\n",
@@ -129,6 +133,7 @@ def summary_eval_command(
     type, train and held-out test split); with --fit, learn the semantic thresholds first."""
     import json
 
+    from judge.cli.progress import Activity
     from judge.summaries import evaluation as summary_eval
     from judge.summaries.semantic import THRESHOLDS_FILE
     from judge.text.minilm import load_embedding_model
@@ -138,7 +143,8 @@ def summary_eval_command(
     phrase_only = model.strip().lower() == "none"
     if phrase_only and fit:
         raise UsageError("--fit learns the semantic layer's thresholds: it needs a --model, not `none`")
-    loaded = None if phrase_only else load_embedding_model(model)
+    with Activity(not phrase_only):
+        loaded = None if phrase_only else load_embedding_model(model)
     report = summary_eval.evaluate(labels, loaded, fit=fit, model_name=model, out=out_path or THRESHOLDS_FILE)
     if json_path is not None:
         _write(json_path, json.dumps(report, indent=2) + "\n", [labels])

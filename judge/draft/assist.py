@@ -6,14 +6,14 @@ version and model masked) and fenced as data, after the redaction every trace ge
 answer is validated against a model built for the request (judge.draft.answer): evidence ids from
 the shown events, tools from the known ones, quotes copied from the cited event; an invalid answer
 is re-asked (`max_retries`), then the layer reports an error and the draft stays offline. The
-plumbing is the llm judge's (judge.judges.llm: litellm + instructor, offline settings, transport
-retries with backoff, the price table), and calls are cached on the full request in the verdict
+client is the llm judge's (judge.judges.client: instructor over litellm or the strict structured-output
+path by `mode`, offline settings, transport retries with backoff within `timeout_s`, the price table),
+and calls are cached on the full request in the verdict
 cache (namespace `ledger-draft`), so an unchanged rerun makes no call and drafts the same file.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,48 +116,21 @@ class DraftAssistant:
         return outcome
 
     def _call(self, messages: list[dict[str, str]], model_cls: Any, params: dict[str, Any]) -> Outcome:
-        from judge.judges import llm
+        from judge.judges.client import CallFailed, StructuredClient, Usage, cost_usd
 
-        litellm, instructor = llm.libs()
-        usage = {"calls": 1, "cache_hits": 0, "attempts": 0, "input_tokens": 0, "output_tokens": 0}
-
-        def completion(**kwargs: Any) -> Any:
-            kwargs["max_retries"] = 0  # the OpenAI client's hidden retries would go uncounted
-            usage["attempts"] += 1
-            response = litellm.completion(**kwargs)
-            counts = getattr(response, "usage", None)
-            usage["input_tokens"] += getattr(counts, "prompt_tokens", 0) or 0
-            usage["output_tokens"] += getattr(counts, "completion_tokens", 0) or 0
-            return response
-
-        cfg = self.config
-        client = instructor.from_litellm(completion, mode=instructor.Mode[cfg.mode.upper()])
-        extra = {k: v for k, v in params.items() if v is not None}
-        for name, value in (("api_base", cfg.api_base), ("api_key", self._api_key)):
-            if value:
-                extra[name] = value
-        retryable = llm._transport_errors()
-        retries = 0
-        while True:
-            try:
-                answer = client.chat.completions.create(
-                    model=cfg.model, messages=[dict(m) for m in messages], response_model=llm._wrapped(model_cls),
-                    max_retries=cfg.max_retries, timeout=cfg.timeout_s, **extra)
-                break
-            except Exception as exc:  # instructor wraps every failure; its cause tells what it was
-                cause = (exc.__cause__ if isinstance(exc, llm._retry_exception()) else exc) or exc
-                if llm._is_transient(cause, retryable) and retries < cfg.transport_retries:
-                    retries += 1
-                    hinted = llm._retry_after(cause)
-                    time.sleep(hinted if hinted is not None else min(cfg.backoff_s * 2 ** (retries - 1), 30.0))
-                    continue
-                usage["transport_retries"] = retries
-                kind = "invalid answer" if usage["attempts"] > 1 or "validation" in str(cause).lower() else \
-                    type(cause).__name__
-                return Outcome(error=f"{kind}: {llm._first_line(str(cause), 300)}", usage=usage)
-        usage["transport_retries"] = retries
-        usage["cost_usd"] = llm.cost_usd(cfg.model, usage["input_tokens"], usage["output_tokens"])
+        spent = Usage()
+        try:
+            answer = StructuredClient(self.config, self._api_key).ask_sync(messages, model_cls, params, spent)
+        except CallFailed as exc:
+            return Outcome(error=str(exc), usage=_usage(spent))
+        usage = _usage(spent)
+        usage["cost_usd"] = cost_usd(self.config.model, spent.input_tokens, spent.output_tokens)
         return Outcome(model_cls.model_validate(answer.model_dump()), usage=usage)
+
+
+def _usage(spent: Any) -> dict[str, Any]:
+    return {"calls": 1, "cache_hits": 0, "attempts": spent.attempts, "input_tokens": spent.input_tokens,
+            "output_tokens": spent.output_tokens, "transport_retries": spent.transport_retries}
 
 
 def make_assistant(name: str, *, config_file: Any = None, cache: VerdictCache | None = None) -> DraftAssistant:

@@ -26,7 +26,7 @@ from judge.grade.summaries import (
 from judge.grade.windows import RunAccumulator, Window, close_paths, stream_windows
 from judge.judges.base import Judge, JudgeRequest, LedgerRow
 from judge.ledger import ExpectedLedger
-from judge.model import CheckpointReport, Cost, Leak, Metrics, RunHeader, RunReport
+from judge.model import CheckpointReport, Cost, Leak, Metrics, RequestUsage, RunHeader, RunReport
 from judge.trace import TraceReader
 
 UNGUARDED = {"flagged": "a judge that is not binding flagged it; a person decides",
@@ -60,7 +60,12 @@ def _judge_request(window: Window, keys: list[str], ledger: ExpectedLedger, head
 
 
 async def _run_judge(judge: Judge, requests: list[tuple[Window, JudgeRequest]]) -> None:
-    results = await asyncio.gather(*(judge.judge_checkpoint(req) for _, req in requests))
+    try:
+        results = await asyncio.gather(*(judge.judge_checkpoint(req) for _, req in requests))
+    finally:
+        close = getattr(judge, "aclose", None)  # an HTTP client's connections belong to this event loop
+        if close is not None:
+            await close()
     for (window, _), result in zip(requests, results):
         window.judge_result = result
 
@@ -105,6 +110,14 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
     return report
 
 
+def request_usage(after_turn: int, calls: Iterable[dict[str, Any]]) -> list[RequestUsage]:
+    """The requests a judge sent for one checkpoint (cached calls sent none), from its call records."""
+    return [RequestUsage(after_turn=after_turn, part=c.get("part", 1), sample=c.get("sample", 0),
+                         attempts=c.get("attempts", 0), estimated_tokens=c.get("estimated_tokens", 0),
+                         input_tokens=c.get("input_tokens", 0), output_tokens=c.get("output_tokens", 0))
+            for c in calls if not c.get("cached") and c.get("attempts")]
+
+
 def _leak_where(detail: str) -> str:
     return next((w for w in ("assistant", "tool-call", "summary") if detail.endswith(w)), "assistant")
 
@@ -122,8 +135,10 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
             cost.cache_hits += r.cache_hits
             cost.input_tokens += r.input_tokens
             cost.output_tokens += r.output_tokens
+            cost.requests += request_usage(w.checkpoint.after_turn, r.extra.get("calls", ()))
             if r.cost_usd is not None:
                 cost.cost_usd = (cost.cost_usd or 0.0) + r.cost_usd
+    cost.estimated_input_tokens = sum(u.estimated_tokens for u in cost.requests)
     metrics: Metrics = component_metrics(findings, acc.recovery, ledger,
                                           {rid: r.check for rid, r in zip(rules.ids, rules.rules)})
     leaks = [Leak(key=h.key, event=h.event, turn=h.turn, rule=h.rule, where=_leak_where(h.detail))

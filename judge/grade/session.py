@@ -6,7 +6,7 @@ workers all grade through a GradeSession, so they cannot drift apart."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from judge.config import GradePolicy, grade_policy, load_judge_config, project_root
 from judge.errors import ConfigError
@@ -95,15 +95,22 @@ class GradeSession:
         return run
 
     def grade_files(self, scenario: str | Path, traces: Iterable[str | Path | Any], *,
-                    floor: float = 1.0, allow_draft: bool = False) -> GradeReport:
+                    floor: float = 1.0, allow_draft: bool = False,
+                    progress: Callable[[int, int], None] | None = None) -> GradeReport:
         """Grade trace files against a scenario file, with the sha256 of each input in provenance
-        (an unreviewed draft scenario is refused unless `allow_draft`)."""
+        (an unreviewed draft scenario is refused unless `allow_draft`). `progress(done, total)` is
+        called before the first run and after each."""
         ledger = load_ledger(scenario, allow_draft=allow_draft)
+        traces = list(traces)
         runs = []
+        if progress:
+            progress(0, len(traces))
         for trace in traces:
             inputs = {"scenario": input_file(scenario),
                       "traces": [input_file(trace)] if isinstance(trace, (str, Path)) else []}
             runs.append(self.grade_run(ledger, trace, floor=floor, inputs=inputs))
+            if progress:
+                progress(len(runs), len(traces))
         return self.report(runs, floor=floor)
 
     def judge_object(self) -> dict[str, Any] | None:

@@ -19,6 +19,9 @@ def make_judge(config: JudgeConfig) -> Judge:
         return ReplayJudge.from_config(config)
     if config.backend == "embedding":
         from judge.judges.local.judge import EmbeddingJudge
+        from judge.text import minilm
 
+        minilm.set_torch_threads(minilm.torch_threads_option(
+            config.options, f"tool.judge.judges.{config.name}.options.torch_threads"))
         return EmbeddingJudge(config)
     raise ConfigError(f"unknown judge backend {config.backend!r}")  # pragma: no cover - config validates

@@ -27,7 +27,7 @@ from judge.judges.blinding import MASK, mask_names  # noqa: F401  (MASK: part of
 from judge.model import Event
 from judge.prompts import Prompt
 
-RENDER_VERSION = 2  # bump when what a judge sees changes: it is part of the judge fingerprint
+RENDER_VERSION = 3  # bump when what a judge sees changes: it is part of the judge fingerprint
 FENCE_TAGS = ("trace_data", "summary_data", "ledger_data", "event")
 _FENCE_RE = re.compile(r"<(\s*/?\s*(?:%s)\b)" % "|".join(FENCE_TAGS), re.IGNORECASE)
 # Every character that starts a new line somewhere (str.splitlines breaks on all of them) and every
@@ -35,8 +35,8 @@ _FENCE_RE = re.compile(r"<(\s*/?\s*(?:%s)\b)" % "|".join(FENCE_TAGS), re.IGNOREC
 _BREAKS = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"), None)
 
-TokenCounter = Callable[[list[dict[str, str]]], int]
-TextCounter = Callable[[str], int]
+RequestCounter = Callable[[list[dict[str, str]], Sequence[Event]], int]
+LineCounter = Callable[[str], int]
 
 
 # ---------------------------------------------------------------- blinding
@@ -191,15 +191,15 @@ class Window:
     parts: int
     events: tuple[Event, ...]
     messages: list[dict[str, str]]
-    tokens: int
+    tokens: int  # the request as sent: messages and the schema it carries (judge.judges.tokens)
     truncated: int = 0
 
 
-def _truncate(line: str, tokens: int, room: int, count_text: TextCounter) -> str:
+def _truncate(line: str, tokens: int, room: int, count_line: LineCounter) -> str:
     while tokens > room and len(line) > 80:
         keep = max(80, int(len(line) * room / tokens * 0.9))
         line = line[:keep] + f" …[truncated {len(line) - keep} chars]"
-        tokens = count_text(line) + 1
+        tokens = count_line(line)
     return line
 
 
@@ -224,43 +224,56 @@ def _window_messages(prompt: Prompt, request: JudgeRequest, groups: Sequence[tup
     return events, prompt.render(context(request, lines, part=part, parts=parts, from_turn=first, to_turn=last))
 
 
-def fixed_overhead(prompt: Prompt, request: JudgeRequest, count: TokenCounter) -> int:
+def fixed_overhead(prompt: Prompt, request: JudgeRequest, count: RequestCounter) -> int:
     """Tokens of a request with an empty slice: what every window pays before its events."""
-    return count(prompt.render(context(request, [], part=99, parts=99)))
+    return count(prompt.render(context(request, [], part=99, parts=99)), ())
 
 
-def build_windows(prompt: Prompt, request: JudgeRequest, *, budget: int, count: TokenCounter,
-                  count_text: TextCounter) -> list[Window]:
+def build_windows(prompt: Prompt, request: JudgeRequest, *, budget: int, count: RequestCounter,
+                  count_line: LineCounter, slack: Callable[[list[dict[str, str]]], int] = lambda m: 0
+                  ) -> list[Window]:
     """One window when the whole request fits `budget` tokens, else consecutive parts of the slice,
-    each within budget (a line too long for any window is truncated, and counted as such)."""
+    each within budget (a line too long for any window is truncated, and counted as such).
+
+    `count(messages, events)` is the request as sent (messages and the schema naming `events`),
+    `count_line(line)` what one more line costs, `slack(messages)` a margin a window must leave
+    (another counter's drift). Lines are packed greedily; a part still over budget hands its last
+    line to the next part (a new last part if need be)."""
     lines = event_lines(list(request.events))
     events, whole = _window_messages(prompt, request, lines, 1, 1)
-    total = count(whole)
-    if total <= budget:
+    total = count(whole, events)
+    if total + slack(whole) <= budget:
         return [Window(1, 1, events, whole, total)]
     room = max(budget - fixed_overhead(prompt, request, count), 100)
     costs, cut = [], set()
     for i, (line, group) in enumerate(lines):
-        cost = count_text(line) + 1
+        cost = count_line(line)
         if cost > room:
-            lines[i] = (_truncate(line, cost, room, count_text), group)
-            cost = count_text(lines[i][0]) + 1
+            lines[i] = (_truncate(line, cost, room, count_line), group)
+            cost = count_line(lines[i][0])
             cut.add(i)
         costs.append(cost)
-    groups = _group(costs, room)
+    return _fit(prompt, request, lines, _group(costs, room), budget, count, slack, cut)
+
+
+def _fit(prompt: Prompt, request: JudgeRequest, lines: list[tuple[str, tuple[Event, ...]]],
+         groups: list[list[int]], budget: int, count: RequestCounter,
+         slack: Callable[[list[dict[str, str]]], int], cut: set[int]) -> list[Window]:
     while True:
-        windows, split = [], None
+        windows, over = [], None
         for part, idx in enumerate(groups, start=1):
             events, msgs = _window_messages(prompt, request, [lines[i] for i in idx], part, len(groups))
-            tokens = count(msgs)
-            if tokens > budget and len(idx) > 1:
-                split = part - 1
+            tokens = count(msgs, events)
+            if tokens + slack(msgs) > budget and len(idx) > 1:
+                over = part - 1
                 break
             windows.append(Window(part, len(groups), events, msgs, tokens, len(cut.intersection(idx))))
-        if split is None:
+        if over is None:
             return windows
-        half = len(groups[split]) // 2
-        groups[split:split + 1] = [groups[split][:half], groups[split][half:]]
+        moved = groups[over].pop()
+        if over + 1 == len(groups):
+            groups.append([])
+        groups[over + 1].insert(0, moved)
 
 
 def summary_audit_context(after_turn: int, keys: Sequence[str], ledger: Sequence[LedgerRow], summary: Event,

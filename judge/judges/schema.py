@@ -2,12 +2,16 @@
 
 `verdict_model(keys, event_ids)` makes a pydantic model whose `key` is a Literal of the asked keys and
 whose `evidence_event` is a Literal of the shown event ids (or null); validators require evidence for
-`violated` and allow each key at most once. instructor sends its JSON Schema to the model and re-asks
-with the validation error when an answer breaks it.
+`violated` and allow each key at most once. The schema sent is pydantic's without the property titles
+and `null` defaults (they cost tokens and say nothing the names do not); `strict_schema` is its form
+for strict structured outputs (every property required, nullable where optional). instructor, or the
+strict client (judge.judges.client), sends it and re-asks with the validation error when an answer
+breaks it.
 """
 
 from __future__ import annotations
 
+import copy
 from functools import lru_cache
 from typing import Any, Literal, Optional, Sequence
 
@@ -20,8 +24,16 @@ SUMMARY_STATUSES = ("preserved", "missing", "distorted", "obsolete-as-current", 
                     "not-required")
 
 
+def _compact(schema: dict[str, Any]) -> None:
+    """pydantic's JSON Schema of a model, less its property titles and `null` defaults."""
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+        if "default" in prop and prop["default"] is None:
+            del prop["default"]
+
+
 class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_compact)
 
 
 class _FindingBase(_Closed):
@@ -66,6 +78,33 @@ def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=1024)
+def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's schema for strict structured outputs (OpenAI's `strict: true`): every object closed
+    and every property required (an optional one is already nullable). Computed once per model;
+    treat it as read-only. (openai's own helper for this is private API: `openai.lib._pydantic`.)"""
+    schema = copy.deepcopy(json_schema(model))
+    for node in [schema, *schema.get("$defs", {}).values()]:
+        _strict(node)
+    return schema
+
+
+def _strict(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _strict(item)
+    elif isinstance(node, dict):
+        node.pop("default", None)
+        if "const" in node:
+            node["enum"] = [node.pop("const")]
+        if isinstance(node.get("properties"), dict):
+            node["additionalProperties"] = False
+            node["required"] = list(node["properties"])
+        for name in ("properties", "items", "anyOf"):
+            value = node.get(name)
+            _strict(list(value.values()) if name == "properties" and isinstance(value, dict) else value)
+
+
+@lru_cache(maxsize=1024)
 def _verdict_model(keys: tuple[str, ...], event_ids: tuple[str, ...]) -> type[BaseModel]:
     evidence: Any = Optional[_literal(event_ids)] if event_ids else Optional[Literal[None]]  # type: ignore[valid-type]
     finding = create_model(
@@ -78,7 +117,7 @@ def _verdict_model(keys: tuple[str, ...], event_ids: tuple[str, ...]) -> type[Ba
         rationale=(str, ...),
     )
     model = create_model("Verdict", __base__=_AnswerBase, findings=(list[finding], ...))  # type: ignore[valid-type]
-    model.__doc__ = "One finding per asked ledger key."
+    model.__doc__ = "One finding per asked key."
     return model
 
 

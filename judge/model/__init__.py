@@ -42,6 +42,7 @@ from judge.model.report import (
                               Metrics,
                               PathReview,
                               Recovery,
+                              RequestUsage,
                               RunReport,
                               Veto,
 )

@@ -113,13 +113,30 @@ class Metrics(Strict):
     handoff_fidelity: float | None = None
 
 
+class RequestUsage(Strict):
+    """One request sent to an llm judge: the tokens the provider counted beside the local estimate."""
+
+    after_turn: int = Field(description="the checkpoint")
+    part: int = Field(description="the window of a split slice (1 when not split)")
+    sample: int
+    attempts: int = Field(description="requests sent for it: 1, plus re-asks")
+    estimated_tokens: int = Field(description=(
+        "local estimate of the request as first sent: its messages and the schema it carries in the "
+        "configured mode (litellm's gpt-4o arithmetic)"))
+    input_tokens: int = Field(description="what the provider reported (`usage`), summed over the attempts")
+    output_tokens: int
+
+
 class Cost(Strict):
     judge_calls: int = 0
     cache_hits: int = 0
-    input_tokens: int = 0
+    input_tokens: int = Field(default=0, description="as the provider counted them (`usage`)")
     output_tokens: int = 0
     cost_usd: float | None = None
     judge_errors: int = 0
+    estimated_input_tokens: int = Field(default=0, description=(
+        "the local estimate of the same requests' first attempts (`requests[].estimated_tokens` summed)"))
+    requests: list[RequestUsage] = Field(default_factory=list, description="one entry per request sent (not cached)")
 
 
 class RunReport(Strict):

@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 
 from rich.console import Console
-from rich.table import Table
+from rich.padding import Padding
 from rich.text import Text
 
 from judge.config import Setting
 from judge.grade.judges_check import JudgeCheck
+from judge.render import style
 
 
 def _value(value: object) -> str:
@@ -18,13 +19,16 @@ def _value(value: object) -> str:
 
 
 def render_settings(settings: list[Setting], console: Console) -> None:
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    table.add_column("setting", no_wrap=True)
-    table.add_column("value", overflow="fold", ratio=2)
-    table.add_column("from", overflow="fold", ratio=1)
+    table = style.table("setting", "value", note="from")
     for s in settings:
-        table.add_row(s.key, _value(s.value), Text(s.source, "dim" if s.source == "built-in default" else ""))
-    console.print(table)
+        table.add_row(style.cell(s.key), style.cell(_value(s.value)),
+                      style.cell(s.source, "dim" if s.source == "built-in default" else ""))
+    style.render(console, table)
+
+
+def _indented(console: Console, text: Text) -> None:
+    """A line under a judge's name, wrapped lines indented as the first."""
+    console.print(Padding(text, (0, 0, 0, 2), expand=False))
 
 
 def render_checks(checks: list[JudgeCheck], console: Console) -> None:
@@ -34,12 +38,12 @@ def render_checks(checks: list[JudgeCheck], console: Console) -> None:
                              f"  {c.backend}" if c.backend else "")
         console.print(head)
         for problem in c.problems:
-            console.print(Text.assemble(("  error: ", "red"), problem))
+            _indented(console, Text.assemble(("error: ", "red"), problem))
         if c.ok:
-            style = {"current": "green", "stale": "yellow", "missing": "yellow"}.get(c.calibration or "", "")
-            console.print(Text.assemble("  calibration: ", (c.calibration or "-", style),
-                                        f" ({'; '.join(c.calibration_reasons)})" if c.calibration_reasons else ""))
+            look = {"current": "green", "stale": "yellow", "missing": "yellow"}.get(c.calibration or "", "")
+            _indented(console, Text.assemble("calibration: ", (c.calibration or "-", look),
+                                             f" ({'; '.join(c.calibration_reasons)})" if c.calibration_reasons else ""))
             if c.binding_reason:
-                console.print(f"  {c.binding_reason}", markup=False)
+                _indented(console, Text(c.binding_reason))
     bad = sum(not c.ok for c in checks)
     console.print(Text(f"{len(checks) - bad}/{len(checks)} judges can grade", "bold red" if bad else "bold green"))

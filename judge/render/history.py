@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from judge.grade.history import LoggedRun, RunChange, RunsDiff
+from judge.render import style
 
 OUTCOME_STYLE = {"pass": "green", "fail": "bold red", "inconclusive": "bold yellow"}
 
@@ -20,13 +20,6 @@ def _quality(values: list[float | None]) -> str:
     return f"{min(known):g}..{max(known):g}" if known else "n/a"
 
 
-def _table(*columns: str, wrap: tuple[str, ...] = ()) -> Table:
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for col in columns:
-        table.add_column(col, no_wrap=col not in wrap, overflow="fold", ratio=1 if col in wrap else None)
-    return table
-
-
 def _judge(judge: dict | None) -> str:
     """The judge's configured name (or backend), and whether it was binding: the list's short form."""
     if not judge:
@@ -36,20 +29,20 @@ def _judge(judge: dict | None) -> str:
 
 
 def render_runs(runs: list[LoggedRun], directory: str, console: Console) -> None:
-    """Newest first: when, id, scenario(s), outcome, quality, judge."""
+    """Newest first: when, id, outcome, passed, quality, judge, scenario(s) (the column that wraps)."""
     if not runs:
         console.print(f"no runs logged in {directory} yet (every `judge grade` adds one)", markup=False)
         return
-    table = _table("when (UTC)", "id", "scenario", "outcome", "passed", "quality", "judge", wrap=("scenario",))
+    table = style.table("when (UTC)", "id", "outcome", "passed", "quality", "judge", note="scenario")
     for run in runs:
         when = run.when.strftime("%Y-%m-%d %H:%M") if run.when else "-"
         if run.error:
-            table.add_row(when, run.id, Text(run.error, "magenta"), "-", "-", "-", "-")
+            table.add_row(when, style.cell(run.id), "-", "-", "-", "-", style.cell(run.error, "magenta"))
             continue
-        outcome = Text(run.outcome or "-", OUTCOME_STYLE.get(run.outcome or "", ""))
-        table.add_row(when, run.id, ", ".join(run.scenarios), outcome, f"{run.passed}/{run.runs}",
-                      _quality(run.quality), _judge(run.judge))
-    console.print(table)
+        outcome = style.cell(run.outcome or "-", OUTCOME_STYLE.get(run.outcome or "", ""))
+        table.add_row(when, style.cell(run.id), outcome, f"{run.passed}/{run.runs}", _quality(run.quality),
+                      style.cell(_judge(run.judge)), style.cell(", ".join(run.scenarios)))
+    style.render(console, table)
     console.print(Text(f"{len(runs)} run(s) in {directory}", "dim"))
 
 
@@ -70,14 +63,15 @@ def render_diff(diff: RunsDiff, console: Console) -> None:
     console.print(Text(f"A: {diff.a}\nB: {diff.b}", "dim"))
     for change in diff.runs:
         console.print(_change_head(change))
-        for title, items, style in (("newly failing", change.new_failures, "red"), ("fixed", change.fixed, "green")):
+        for title, items, look in (("newly failing", change.new_failures, "red"), ("fixed", change.fixed, "green")):
             if not items:
                 continue
-            console.print(Text(f"  {title}:", style))
-            table = _table("key", "event", "rule", "after turn", wrap=("rule",))
+            console.print(Text(f"  {title}:", look))
+            table = style.table("key", "event", "after turn", note="rule")
             for item in items:
-                table.add_row(item.key, item.event or "-", item.rule or "judge", str(item.after_turn))
-            console.print(table, style=None)
+                table.add_row(style.cell(item.key), style.cell(item.event or "-"), str(item.after_turn),
+                              style.cell(item.rule or "judge"))
+            style.render(console, table)
         if not change.new_failures and not change.fixed:
             console.print("  same violations in both", markup=False)
     for label, runs in (("only in A", diff.only_in_a), ("only in B", diff.only_in_b)):

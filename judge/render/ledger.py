@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from judge.ledger import EntrySnapshot, ExpectedLedger
+from judge.render import style
 
 
 def _turns(ledger: ExpectedLedger, turn: int | None) -> list[int]:
@@ -38,13 +38,14 @@ def render_ledger(ledger: ExpectedLedger, turn: int | None, console: Console) ->
         if deltas:
             title += ": " + "; ".join(f"{d.op} {d.key}" + (f" = {d.value!r}" if d.value is not None else "")
                                       + f" ({d.source})" for d in deltas)
-        table = Table(title=title, title_justify="left", box=None, header_style="bold")
-        for col in ("key", "class", "value", "status", "sensitivity", "persistence", "superseded"):
-            table.add_column(col, overflow="fold")
+        table = style.table("key", "class", "status", "sensitivity", "persistence", "superseded", title=title,
+                            note="value")
+        table.columns[0].overflow, table.columns[0].no_wrap = "fold", False
+        table.columns[5].overflow, table.columns[5].no_wrap = "fold", False
         for e in ledger.expected_ledger_at(t):
             old = ", ".join(f"{v!r}@{r}" for v, r in e.superseded) or "-"
-            style = "dim" if e.status in ("revoked",) else None
-            table.add_row(e.key, e.class_, repr(e.value) if not isinstance(e.value, str) else e.value,
-                          e.status, e.sensitivity, e.persistence, old, style=style)
-        console.print(table)
+            table.add_row(style.cell(e.key), e.class_, e.status, e.sensitivity, e.persistence, style.cell(old),
+                          style.cell(repr(e.value) if not isinstance(e.value, str) else e.value),
+                          style="dim" if e.status in ("revoked",) else None)
+        style.render(console, table)
         console.print()

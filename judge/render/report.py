@@ -6,17 +6,15 @@ import json
 from xml.etree import ElementTree as ET
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from judge.model import Finding, GradeReport, RunReport
+from judge.render import style
+from judge.render.style import STATUS_STYLE, VERDICT_STYLE
 from judge.render.fingerprint import judge_label as _judge_label
 from judge.render.fingerprint import judge_trust as _judge_trust
-
-VERDICT_STYLE = {"violated": "bold red", "upheld": "green", "not-exercised": "dim",
-                 "unassessed": "yellow", "judge-error": "magenta", "flagged": "bold yellow"}
-STATUS_STYLE = {"PASS": "bold green", "FAIL": "bold red", "VETO": "bold white on red",
-                "INCONCLUSIVE": "bold black on yellow"}
 
 
 def to_json(report: GradeReport) -> str:
@@ -64,48 +62,99 @@ def _finding_note(f: Finding, *, brief: bool = False) -> str:
     return "; ".join(p for p in parts if p)
 
 
+_COLUMNS = ("after", "key", "verdict", "source", "event", "turn", "rule")
+
+
+def _after(cp) -> str:
+    return f"{cp.after_turn}{'*' if cp.implicit else ''}"
+
+
+def _cells(f: Finding) -> tuple[str, ...]:
+    """The fixed cells of a finding (after the checkpoint column): key .. rule."""
+    conf = f" {f.confidence:.2f}" if f.confidence is not None and f.source == "judge" else ""
+    return ("", f.key, f.verdict + conf, {"deterministic": "rule"}.get(f.source or "", f.source or "-"),
+            f.evidence_event or "-", str(f.turn if f.turn is not None else "-"), f.rule or "-")
+
+
+def _findings_table(run: RunReport, rows: list) -> Table:
+    table = style.table(*_COLUMNS, note="note")
+    label, current = "", None
+    for cp, f, cells in rows:
+        label, current = (_after(cp), cp) if cp is not current else ("", current)
+        row_style = "on dark_red" if _is_divergence(run, cp.after_turn, f) else None
+        table.add_row(label, style.cell(f.key), Text(cells[2], VERDICT_STYLE.get(f.verdict, "")), cells[3],
+                      style.cell(cells[4]), cells[5], style.cell(cells[6]), style.cell(_finding_note(f, brief=True)),
+                      style=row_style)
+    return table
+
+
+def _findings_stacked(run: RunReport, rows: list, width: int) -> Table:
+    """One block per finding under its checkpoint: the key, then its verdict and evidence, then
+    (wrapped, on the lines below) the note."""
+    table = style.table("key", show_header=False, note="finding")
+    table.columns[0].max_width = max(12, width // 3)
+    table.columns[0].overflow = "fold"
+    table.columns[0].no_wrap = False
+    current = None
+    pad = max((len(cells[2]) for _, _, cells in rows), default=0)
+    for cp, f, cells in rows:
+        if cp is not current:
+            current = cp
+            table.add_row(Text(f"after turn {_after(cp)}", style.HEADER_STYLE), "")
+        where = [] if f.source is None else [f"{cells[3]} {f.rule}" if f.rule else cells[3]]
+        if f.evidence_event:
+            where.append(f"at {f.evidence_event} (turn {cells[5]})")
+        finding = Text.assemble((cells[2], VERDICT_STYLE.get(f.verdict, "")))
+        if where:
+            finding.append(" " * (pad - len(cells[2]) + 2) + " ".join(where))
+        note = _finding_note(f, brief=True)
+        if note:
+            finding.append("\n" + note)
+        table.add_row(style.cell(f"  {f.key}"), finding,
+                      style="on dark_red" if _is_divergence(run, cp.after_turn, f) else None)
+    return table
+
+
 def render_run(run: RunReport, console: Console) -> None:
+    """One run: its status line, its findings (a table on a wide console, else one block per
+    finding: the note saying why a key was violated is never dropped), then why it failed."""
     status = run_status(run)
     head = Text.assemble((f" {status} ", STATUS_STYLE[status]), f"  {run.scenario} / {run.run_id}",
                          f"  quality {run.quality_score if run.quality_score is not None else 'n/a'}",
                          f"  events {run.events}")
     console.print(head)
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for col in ("after", "key", "verdict", "source", "event", "turn", "rule"):
-        table.add_column(col, no_wrap=True)
-    table.add_column("note", overflow="fold", ratio=1)
-    for cp in run.checkpoints:
-        label = f"{cp.after_turn}{'*' if cp.implicit else ''}"
-        for f in cp.findings:
-            row_style = "on dark_red" if _is_divergence(run, cp.after_turn, f) else None
-            conf = f" {f.confidence:.2f}" if f.confidence is not None and f.source == "judge" else ""
-            table.add_row(label, f.key, Text(f.verdict + conf, VERDICT_STYLE.get(f.verdict, "")),
-                          {"deterministic": "rule"}.get(f.source or "", f.source or "-"), f.evidence_event or "-", str(f.turn if f.turn is not None else "-"),
-                          f.rule or "-", _finding_note(f, brief=True), style=row_style)
-            label = ""
-    console.print(table)
+    rows = [(cp, f, _cells(f)) for cp in run.checkpoints for f in cp.findings]
+    widths = [max([len(col), *(len(c[i]) for _, _, c in rows)]) for i, col in enumerate(_COLUMNS)]
+    widths[0] = max([widths[0], *(len(_after(cp)) for cp, _, _ in rows)])
+    if style.fits(console, widths):
+        console.print(_findings_table(run, rows))
+    else:
+        console.print(_findings_stacked(run, rows, console.width))
     d = run.first_divergence
     if d is not None:
-        console.print(Text.assemble(("  first divergence: ", "bold"),
-                                    f"turn {d.turn}, key {d.key} ({d.class_}, {d.sensitivity}), event {d.event}",
-                                    f"; slice {_span(run.slice)}"))
+        _said(console, ("first divergence: ", "bold"),
+              f"turn {d.turn}, key {d.key} ({d.class_}, {d.sensitivity}), event {d.event}; slice {_span(run.slice)}")
     if run.veto is not None:
-        console.print(Text.assemble(("  veto: ", "bold red"), veto_text(run)))
+        _said(console, ("veto: ", "bold red"), veto_text(run))
     if run.outcome == "inconclusive":
         for reason in run.outcome_reasons:
-            console.print(Text.assemble(("  inconclusive: ", "bold yellow"), reason))
+            _said(console, ("inconclusive: ", "bold yellow"), reason)
     unrecovered = [k for k, r in run.recovered.items() if not r.recovered]
     if unrecovered:
-        console.print(f"  not recovered: {', '.join(unrecovered)}")
+        _said(console, f"not recovered: {', '.join(unrecovered)}")
     if run.redactions:
-        console.print("  redacted: " + ", ".join(f"{k} x{v}" for k, v in run.redactions.items()))
+        _said(console, "redacted: " + ", ".join(f"{k} x{v}" for k, v in run.redactions.items()))
     if run.cost.judge_calls or run.cost.cache_hits or run.cost.judge_errors:
         c = run.cost
-        console.print(f"  judge: {c.judge_calls} calls, {c.cache_hits} cache hits, {c.judge_errors} errors, "
-                      f"{c.input_tokens}+{c.output_tokens} tokens"
-                      + (f", ${c.cost_usd:.4f}" if c.cost_usd is not None else ""))
+        _said(console, f"judge: {c.judge_calls} calls, {c.cache_hits} cache hits, {c.judge_errors} errors, "
+                       f"{c.input_tokens}+{c.output_tokens} tokens" + (f", ${c.cost_usd:.4f}" if c.cost_usd is not None else ""))
     for w in run.warnings:
-        console.print(f"  [yellow]warning:[/] {w}")
+        _said(console, ("warning: ", "yellow"), w)
+
+
+def _said(console: Console, *parts, look: str = "") -> None:
+    """A line under a run, indented by two; wrapped lines keep the indent (the text is never markup)."""
+    console.print(Padding(Text.assemble(*parts, style=look), (0, 0, 0, 2), expand=False))
 
 
 def _span(ids: list[str]) -> str:
@@ -118,7 +167,7 @@ def render_terminal(report: GradeReport, console: Console) -> None:
     judge = report.judge
     console.print(Text(f"judge: {_judge_label(judge)}", "dim"))
     if _judge_trust(judge):
-        console.print(Text(f"  {_judge_trust(judge)}", "dim"))
+        _said(console, _judge_trust(judge), look="dim")
     for run in report.runs:
         render_run(run, console)
         console.print()

@@ -6,9 +6,10 @@ import json
 from xml.etree import ElementTree as ET
 
 from rich.console import Console
-from rich.table import Table
+from rich.padding import Padding
 from rich.text import Text
 
+from judge.render import style
 from judge.render.fingerprint import judge_label as _judge_label
 from judge.suite.result import Comparison, ScenarioResult, Signature, SuiteReport
 
@@ -39,29 +40,29 @@ def render_terminal(report: SuiteReport, console: Console) -> None:
     t = report.totals
     console.print(Text.assemble(("suite ", "bold"), report.suite, f"  ({report.manifest})",
                                 f"  judge: {_judge_label(report.judge)}"))
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for col in ("scenario", "runs", "passed", "pass rate", f"CI ({report.ci_method})", "vetoed",
-                "inconclusive", "errors", "missing", "quality", "signatures"):
-        table.add_column(col, no_wrap=True)
+    # inconclusive, errors and missing only when some scenario has one (the totals line counts them)
+    optional = [(name, attr) for name, attr in (("inconclusive", "inconclusive"), ("errors", "errors"),
+                                                ("missing", "missing"))
+                if any(getattr(s, attr) for s in report.scenarios)]
+    table = style.table("scenario", "runs", "passed", "pass rate", f"CI ({report.ci_method})", "vetoed",
+                        *(name for name, _ in optional), "quality", "signatures")
     for s in report.scenarios:
-        style = "green" if s.failed == 0 else "red"
-        table.add_row(s.id, str(s.runs), Text(str(s.passed), style), _pct(s.pass_rate), _ci(s), str(s.vetoed),
-                      str(s.inconclusive), str(s.errors), str(s.missing),
+        colour = "green" if s.failed == 0 else "red"
+        table.add_row(style.cell(s.id), str(s.runs), Text(str(s.passed), colour), _pct(s.pass_rate), _ci(s),
+                      str(s.vetoed), *(str(getattr(s, attr)) for _, attr in optional),
                       "n/a" if s.quality_mean is None else f"{s.quality_mean:.3f}", str(len(s.signatures)))
-    console.print(table)
+    style.render(console, table)
     for s in report.scenarios:
         if not s.signatures:
             continue
         f = s.flakiness
         console.print(Text.assemble((f"\n{s.id}", "bold"), f": {f.pattern}, {f.distinct_signatures} failure "
                                     f"signature(s); the commonest explains {_pct(f.top_share)} of the failures"))
-        sig = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-        for col in ("runs", "share", "key", "turn", "consequence", "example run"):
-            sig.add_column(col, no_wrap=col != "consequence")
+        sig = style.table("key", "turn", "runs", "share", "example run", note="consequence")
         for g in s.signatures:
-            sig.add_row(str(g.count), _pct(g.share), g.key or "-", "-" if g.turn is None else str(g.turn),
-                        g.consequence, g.example_run)
-        console.print(sig)
+            sig.add_row(style.cell(g.key or "-"), "-" if g.turn is None else str(g.turn), str(g.count), _pct(g.share),
+                        style.cell(g.example_run), style.cell(g.consequence))
+        style.render(console, sig)
         for r in s.results:
             if r.error:
                 console.print(Text.assemble((f"  {r.status}: ", STATUS_STYLE[r.status]), f"{r.run_id}: {r.error}"))
@@ -73,7 +74,8 @@ def render_terminal(report: SuiteReport, console: Console) -> None:
     if report.safety_violations:
         console.print(Text("\nsafety-critical violations", "bold red"))
         for v in report.safety_violations:
-            console.print(f"  {v.scenario} / {v.run_id}: {v.key} at turn {v.turn}, event {v.event} ({v.rule})")
+            console.print(Padding(Text(f"{v.scenario} / {v.run_id}: {v.key} at turn {v.turn}, event {v.event} "
+                                       f"({v.rule})"), (0, 0, 0, 2), expand=False))
     if report.compare is not None:
         render_comparison(report.compare, console)
     for w in report.warnings:

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
+
+from judge.render import style
 
 STATUS_STYLE = {"preserved": "green", "missing": "red", "distorted": "red", "obsolete-as-current": "red",
                 "assumption-promoted": "red", "not-required": "dim", "unassessed": "yellow"}
@@ -23,8 +24,7 @@ def render_audit(audit, out: Console) -> None:
     out.print(Text.assemble((f" {head} ", f"bold {colour}"),
                             f"  {audit.scenario} / {where}, ledger after turn {audit.turn}; layers: "
                             + ", ".join(audit.layers)))
-    table = Table("key", "class", "sensitivity", "status", "source", *audit.layers, "evidence / detail",
-                  show_lines=False, pad_edge=False)
+    table = style.table("key", "class", "sensitivity", "status", "source", *audit.layers, note="evidence / detail")
     for f in audit.findings:
         cells = []
         for layer in audit.layers:
@@ -33,8 +33,8 @@ def render_audit(audit, out: Console) -> None:
                          else Text("-", style="dim"))
         note = f.evidence if f.status not in ("missing", "not-required") and f.evidence else f.detail
         status = Text(f.status + (" *" if f.needs_review else ""), style=STATUS_STYLE[f.status])
-        table.add_row(f.key, f.class_, f.sensitivity, status, f.source or "-", *cells, Text(_short(note)))
-    out.print(table)
+        table.add_row(style.cell(f.key), f.class_, f.sensitivity, status, f.source or "-", *cells, style.cell(_short(note)))
+    style.render(out, table)
     if audit.lost:
         out.print(f"  lost at turn {audit.turn}: " + ", ".join(audit.lost))
     if any(f.needs_review for f in audit.findings):

@@ -21,6 +21,7 @@ from judge.errors import JudgeInputError
 from judge.grade import GradeSession
 from judge.grade.provenance import input_file, package_versions
 from judge.ledger import line_of, load_ledger
+from judge.model import RunReport
 from judge.suite.manifest import discover_runs, load_manifest
 from judge.suite.result import RunResult, SafetyViolation, SuiteReport, decide, scenario_result, totals
 from judge.suite.worker import JudgeSpec, Task, grade_chunk, grade_task, init_worker, peak_rss_mb
@@ -35,6 +36,7 @@ class SuiteRun:
     grade_s: float = 0.0  # sum over runs of the time spent grading them, in the workers
     workers: int = 1
     worker_peak_rss_mb: dict[int, float] = field(default_factory=dict)
+    run_reports: dict[str, RunReport] = field(default_factory=dict)  # trace -> full report (keep_reports)
 
 
 def default_jobs() -> int:
@@ -116,12 +118,13 @@ def _judge_spec(judge_name: str | None, config_file: str | Path | None, on_judge
 def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_name: str | None = None,
                 config_file: str | Path | None = None, jobs: int | None = None,
                 progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
-                allow_draft: bool = False) -> SuiteRun:
+                allow_draft: bool = False, keep_reports: bool = False) -> SuiteRun:
     """Grade every run of every scenario of `suite` (the only one when None) and decide the release.
 
     `judge_name` None grades with the deterministic checks only; an unreviewed draft scenario is
     refused unless `allow_draft`. `progress(done, total)` is called
-    as runs finish. Bad manifests, scenarios and judge names raise JudgeInputError; a bad trace
+    as runs finish. `keep_reports`: keep each run's full grade report in `SuiteRun.run_reports`
+    (a page of the suite shows each checkpoint's findings). Bad manifests, scenarios and judge names raise JudgeInputError; a bad trace
     does not: it becomes an `error` run of its scenario.
     """
     started = time.perf_counter()
@@ -152,13 +155,17 @@ def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_na
         plan.append((sid, spath, list(range(len(tasks), len(tasks) + len(traces)))))
         tasks += [Task(sid, str(spath), str(t)) for t in traces]
     spec, judge_object, fingerprint, stale = _judge_spec(judge_name, config_file, on_judge_error)
-    spec = dataclasses.replace(spec, allow_draft=allow_draft)
+    spec = dataclasses.replace(spec, allow_draft=allow_draft, keep_reports=keep_reports)
     jobs = max(1, min(jobs or default_jobs(), len(tasks) or 1))
     out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
     raw = _run_pool(tasks, spec, ledgers, jobs, progress, out)
     warnings = list(stale)
     scenarios = []
     for sid, spath, indices in plan:
+        for i in indices:
+            full = raw[i].pop("report", None)
+            if full is not None:
+                out.run_reports[raw[i]["trace"]] = RunReport.model_validate(full)
         results = [_run_result(sid, raw[i]) for i in indices]
         found = len(results)
         for n in range(found + 1, definition.repetitions + 1):

@@ -31,6 +31,7 @@ class JudgeSpec:
     config_file: str | None = None
     on_judge_error: str | None = None
     allow_draft: bool = False  # grade scenarios still marked `draft: true`
+    keep_reports: bool = False  # also send back each run's full report (`judge suite --html`)
 
 
 _WORKER: dict[str, Any] = {}
@@ -44,6 +45,7 @@ def init_worker(spec: JudgeSpec, ledgers: dict[str, Any] | None = None) -> None:
                                            on_judge_error=spec.on_judge_error)
     _WORKER["ledgers"] = dict(ledgers or {})
     _WORKER["allow_draft"] = spec.allow_draft
+    _WORKER["keep_reports"] = spec.keep_reports
 
 
 def _ledger(path: str):
@@ -80,6 +82,8 @@ def grade_task(task: Task) -> dict[str, Any]:
                                    "turn": f.turn, "event": f.evidence_event, "rule": f.rule})
     status = {"pass": "passed", "inconclusive": "inconclusive"}.get(
         run.outcome, "vetoed" if run.veto is not None else "failed")
+    if _WORKER.get("keep_reports"):
+        base["report"] = run.model_dump(mode="json", by_alias=True)
     return {**base, "run_id": run.run_id, "status": status, "passed": run.passed, "outcome": run.outcome,
             "outcome_reasons": run.outcome_reasons,
             "veto": run.veto.model_dump(by_alias=True) if run.veto else None,

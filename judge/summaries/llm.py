@@ -1,7 +1,8 @@
 """The judge layer of the summary audit: the `summary-audit` prompt through a configured llm judge.
 
-It reuses the llm judge's plumbing (judge.judges.llm: litellm + instructor, offline settings,
-transport retries with backoff, price table) and its verdict cache (one entry per full request, so
+It reuses the llm judge's client (judge.judges.client: instructor over litellm or the strict
+structured-output path by `mode`, offline settings, transport retries with backoff within the
+`timeout_s` deadline, price table) and its verdict cache (one entry per full request, so
 an unchanged rerun makes no call). The answer model (judge.judges.schema.summary_audit_model) only
 accepts the asked keys and the six statuses; an invalid answer is re-asked `max_retries` times, then
 the layer reports an error: the audit goes on with the other layers and says so in its warnings.
@@ -14,7 +15,6 @@ replay judge records checkpoint verdicts, not summary audits.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -104,50 +104,22 @@ class SummaryJudge:
         return result
 
     def _call(self, messages: list[dict[str, str]], model_cls: Any, params: dict[str, Any]) -> LayerResult:
-        from judge.judges import llm
+        from judge.judges.client import CallFailed, StructuredClient, Usage, cost_usd
 
-        litellm, instructor = llm.libs()
-        usage = {"calls": 1, "cache_hits": 0, "attempts": 0, "input_tokens": 0, "output_tokens": 0}
-
-        def completion(**kwargs: Any) -> Any:
-            kwargs["max_retries"] = 0  # the OpenAI client's hidden retries would go uncounted
-            usage["attempts"] += 1
-            response = litellm.completion(**kwargs)
-            counts = getattr(response, "usage", None)
-            usage["input_tokens"] += getattr(counts, "prompt_tokens", 0) or 0
-            usage["output_tokens"] += getattr(counts, "completion_tokens", 0) or 0
-            return response
-
-        cfg = self.config
-        client = instructor.from_litellm(completion, mode=instructor.Mode[cfg.mode.upper()])
-        extra = {k: v for k, v in params.items() if v is not None}
-        for name, value in (("api_base", cfg.api_base), ("api_key", self._api_key)):
-            if value:
-                extra[name] = value
-        retryable = llm._transport_errors()
-        retries = 0
-        deadline = time.monotonic() + cfg.timeout_s  # timeout_s bounds the whole call, retries included
-        while True:
-            try:
-                answer = client.chat.completions.create(
-                    model=cfg.model, messages=[dict(m) for m in messages], response_model=llm._wrapped(model_cls),
-                    max_retries=cfg.max_retries, timeout=max(deadline - time.monotonic(), 0.001), **extra)
-                break
-            except Exception as exc:  # instructor wraps every failure; its cause tells what it was
-                cause = (exc.__cause__ if isinstance(exc, llm._retry_exception()) else exc) or exc
-                hinted = llm._retry_after(cause)
-                pause = hinted if hinted is not None else min(cfg.backoff_s * 2 ** retries, 30.0)
-                if llm._is_transient(cause, retryable) and retries < cfg.transport_retries and \
-                        time.monotonic() + pause < deadline:
-                    retries += 1
-                    time.sleep(pause)
-                    continue
-                usage["transport_retries"] = retries
-                return LayerResult(error=f"{type(cause).__name__}: {llm._first_line(str(cause), 300)}", usage=usage)
-        usage["transport_retries"] = retries
-        usage["cost_usd"] = llm.cost_usd(cfg.model, usage["input_tokens"], usage["output_tokens"])
+        spent = Usage()
+        try:
+            answer = StructuredClient(self.config, self._api_key).ask_sync(messages, model_cls, params, spent)
+        except CallFailed as exc:
+            return LayerResult(error=str(exc), usage=_usage(spent))
+        usage = _usage(spent)
+        usage["cost_usd"] = cost_usd(self.config.model, spent.input_tokens, spent.output_tokens)
         raw = [f.model_dump() for f in answer.findings]
         return LayerResult(_layer_findings(raw), usage=usage, raw=raw)
+
+
+def _usage(spent: Any) -> dict[str, Any]:
+    return {"calls": 1, "cache_hits": 0, "attempts": spent.attempts, "input_tokens": spent.input_tokens,
+            "output_tokens": spent.output_tokens, "transport_retries": spent.transport_retries}
 
 
 def _layer_findings(raw: list[dict[str, Any]]) -> dict[str, LayerFinding]:

@@ -10,6 +10,11 @@ local path may replace it; those are loaded as given, without a pinned hash.
 
 sentence_transformers and torch are imported inside the functions: importing them costs ~5 s,
 which `judge --help` must not pay.
+
+Threads: on a machine with few cores (<= FEW_CORES) torch runs on one thread, unless the judge's
+`options.torch_threads` says otherwise: the judge encodes one batch at a time while the grader's own
+work (reading, rules, the event loop) wants the other core, and a second thread bought little here
+(benchmarks/RESULTS.md). It is torch's process-wide setting, applied when a model is loaded.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import tempfile
 import threading
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from judge.errors import ConfigError
 
@@ -35,8 +40,24 @@ WEIGHTS_FILE = "model.safetensors"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 CACHE_ENV = "JUDGE_CACHE_DIR"
 
+FEW_CORES = 4
 _loaded: dict[str, Any] = {}  # resolved model path or name -> SentenceTransformer
 _load_lock = threading.Lock()
+_threads: int | None = None  # configured torch threads; None: default_torch_threads()
+_observers: list[Callable[[str, str], None]] = []
+
+
+def observe_loading(callback: Callable[[str, str], None]) -> Callable[[], None]:
+    """Have `callback("start", model)` called before a model is read from disk and
+    `callback("done", model)` after (the command line shows a spinner meanwhile); returns the
+    function that stops it. The library itself shows nothing."""
+    _observers.append(callback)
+    return lambda: _observers.remove(callback) if callback in _observers else None
+
+
+def _notify(event: str, name: str) -> None:
+    for callback in list(_observers):
+        callback(event, name)
 
 
 class ModelIntegrityError(ConfigError):
@@ -161,14 +182,57 @@ def resolve_model(name_or_path: str = DEFAULT_MODEL) -> str:
     return str(local.resolve()) if local.exists() else name_or_path
 
 
+def default_torch_threads(cpus: int | None = None) -> int | None:
+    """One torch thread on a machine with few cores; None (torch's own choice) on bigger ones."""
+    cpus = cpus if cpus is not None else (os.cpu_count() or 1)
+    return 1 if cpus <= FEW_CORES else None
+
+
+def torch_threads_option(options: dict[str, Any], field: str) -> int | None:
+    """`options.torch_threads` checked: a positive integer, or absent (the machine's default)."""
+    value = options.get("torch_threads")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"torch_threads must be a positive integer, not {value!r}", field=field)
+    return value
+
+
+def set_torch_threads(threads: int | None) -> None:
+    """Use `threads` torch threads from the next model load on (None: the machine's default)."""
+    global _threads
+    _threads = threads
+
+
+def torch_threads() -> int | None:
+    """The torch threads the next load applies (None: torch's own choice)."""
+    return _threads if _threads is not None else default_torch_threads()
+
+
+def _apply_threads() -> None:
+    threads = torch_threads()
+    if threads is not None:
+        import torch
+
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+
+
 def load_embedding_model(name_or_path: str = DEFAULT_MODEL) -> Any:
-    """A SentenceTransformer on the CPU, loaded once per process per model."""
+    """A SentenceTransformer on the CPU, loaded once per process per model (torch's threads set)."""
     # The bundled model is keyed by its folder, so a different JUDGE_CACHE_DIR is checked anew.
     key = f"bundled@{bundled_model_dir()}" if is_bundled(name_or_path) else name_or_path
     with _load_lock:
-        if key not in _loaded:
-            resolved = resolve_model(name_or_path)
-            _loaded[key] = _construct(resolved, name_or_path)
+        if key in _loaded:
+            _apply_threads()
+        else:
+            _notify("start", name_or_path)  # before torch's import too: that is most of the wait
+            try:
+                _apply_threads()
+                resolved = resolve_model(name_or_path)
+                _loaded[key] = _construct(resolved, name_or_path)
+            finally:
+                _notify("done", name_or_path)
         return _loaded[key]
 
 
