@@ -8,6 +8,7 @@ checkpoint up to this one), so these tests pin the judge alone.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import subprocess
 import sys
@@ -138,10 +139,13 @@ def test_corrupted_cache_refuses_to_load(tmp_path, monkeypatch):
 def test_fingerprint_names_model_weights_and_rule():
     fingerprint = EmbeddingJudge(SimpleNamespace(model="all-MiniLM-L6-v2")).fingerprint()
     code = fingerprint.pop("code_sha256")
+    fact_model = fingerprint.pop("consistency_model_sha256")
     assert fingerprint == {"backend": "embedding", "model": "all-MiniLM-L6-v2",
-                           "weights_sha256": minilm.WEIGHTS_SHA256, "rule_version": "local-1",
+                           "weights_sha256": minilm.WEIGHTS_SHA256, "rule_version": "local-2",
                            "prompt": None}
     assert len(code) == 64 and code == local_judge.code_sha256()
+    shipped = Path(local_judge.__file__).resolve().parents[2] / "text" / "consistency.json"
+    assert fact_model == hashlib.sha256(shipped.read_bytes()).hexdigest()  # the fact model's weights
 
 
 def test_loads_offline_in_a_fresh_process(tmp_path):

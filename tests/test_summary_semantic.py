@@ -157,6 +157,10 @@ def test_thresholds_are_the_ones_learnt_from_the_current_labels(model):
             "stale-marked-obsolete", "assumption-promoted"} <= kinds
     fitted, _ = summary_eval.fit_thresholds(train, model)
     assert fitted.as_dict() == Thresholds.load().as_dict()
+    from judge.summaries.facts import weights_sha256
+
+    assert stored["consistency_sha256"] == weights_sha256(), \
+        "the fact-consistency weights changed: re-measure with `judge summary-eval --fit` (held_out figures)"
 
 
 def test_semantic_layer_beats_the_phrase_layer_on_held_out_summaries(model):

@@ -131,6 +131,8 @@ class RuleSet:
         self._superseded: dict[str, list] = {}
         self._current: dict[str, Any] = {}
         self._carriers: dict[int, tuple[Any, Carrier]] = {}
+        self._early: dict[str, list[tuple[str, Rule]]] = {}  # per kind: rules whose key is not stated yet
+        self.unchecked: dict[str, list] = {}  # rule id -> [events it skipped, first such event id]
         self._own_calls = True
 
     def share_calls(self, calls: CallTable) -> None:
@@ -155,6 +157,9 @@ class RuleSet:
         self._active = {kind: [(rid, rule, _CHECKERS[rule.check]) for rid, rule in rules
                                if history(rule.key).is_active(turn)]
                         for kind, rules in self.by_kind.items()}
+        self._early = {kind: [(rid, rule) for rid, rule in self.by_kind[kind]
+                              if rule.check != "no-leak" and turn < history(rule.key).introduced]
+                       for kind in ("tool-call", "state-write")}
 
     def superseded_at(self, key: str, turn: int) -> list:
         """`ledger.history(key).superseded_at(turn)`, worked out once per segment of turns."""
@@ -216,9 +221,27 @@ class RuleSet:
                 if result is not None:
                     hits.append(Hit(rid, rule.check, rule.key, eid, turn, index, result[0], result[1]))
         kind = event.kind
+        if self._early.get(kind):
+            self._note_early(event)
         if kind == "tool-call" or kind == "tool-result":
             self._remember(event, kind)
         return hits
+
+    def _note_early(self, event: Event) -> None:
+        """Count the events a rule would have checked had its key been stated already."""
+        for rid, rule in self._early[event.kind]:
+            tool = getattr(rule, "tool", None)
+            if (event.kind == "tool-call" and tool is not None and tool_is(event.tool, tool)) or \
+                    (event.kind == "state-write" and event.key == rule.key):
+                seen = self.unchecked.setdefault(rid, [0, event.id])
+                seen[0] += 1
+
+    def unchecked_warnings(self) -> list[str]:
+        """One line per rule that skipped events because they came before its key's source turn."""
+        by_id = dict(zip(self.ids, self.rules))
+        return [f"rule {rid} guards {by_id[rid].key!r} from turn {self.ledger.history(by_id[rid].key).introduced}: "
+                f"{count} earlier event(s) it applies to were not checked (first {first})"
+                for rid, (count, first) in self.unchecked.items()]
 
     def ok_calls_since(self, pattern: str, since: int) -> bool:
         """Did a tool `pattern` names (a not-repeated rule's) return ok after turn `since`?"""

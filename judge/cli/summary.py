@@ -4,7 +4,8 @@ judge.summaries.continuation and judge.summaries.evaluation.
 Exit codes as for grading: 0 every audited summary kept every required entry (continue: the summary
 alone leads to an allowed action); 1 a required entry lost, distorted, stale or promoted (continue: a
 forbidden action); 2 bad input or usage (one line, no traceback); 3 (audit-summary) inconclusive: the
-judge layer failed where no other layer could decide; 4 an internal error.
+judge layer failed where no other layer could decide, or no layer assessed any required entry (no
+summary-phrases rules with --model none); 4 an internal error.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def audit_summary_command(
 ) -> None:
     """Audit a compaction or handoff summary: one finding per ledger entry, per layer and merged.
     Exit 0: every required entry kept; 1: one lost, distorted, stale or promoted; 2: bad input; 3: the
-    judge layer failed where no other layer could decide (inconclusive); 4: internal error."""
+    judge layer failed where no other layer could decide, or no layer assessed any required entry
+    (inconclusive); 4: internal error."""
     from judge import api
     from judge.summaries import audit as audit_lib
 

@@ -34,10 +34,14 @@ UNGUARDED = {"flagged": "a judge that is not binding flagged it; a person decide
 
 
 def _ledger_rows(ledger: ExpectedLedger, turn: int) -> tuple[LedgerRow, ...]:
+    def completed_turn(key: str, status: str) -> int | None:
+        marks = [t for t in ledger.history(key).completed if t <= turn]
+        return marks[-1] if status == "completed" and marks else None
+
     return tuple(LedgerRow(key=e.key, class_=e.class_, value=e.value, status=e.status,
                            sensitivity=e.sensitivity, persistence=e.persistence,
                            source_turn=e.source_turn, superseded=e.superseded,
-                           description=e.description)
+                           description=e.description, completed_turn=completed_turn(e.key, e.status))
                  for e in ledger.expected_ledger_at(turn))
 
 
@@ -147,6 +151,7 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
                 for f in findings if f.unguarded]
     warnings += [f"safety-critical key {f.key!r} has no rule and no judge looked at it"
                  for f in findings if f.verdict == "unassessed" and f.sensitivity == "safety-critical"]
+    warnings += rules.unchecked_warnings()
     report = RunReport(
         run_id=reader.header.run_id, scenario=ledger.scenario.id, trace=name or reader.name,
         passed=False, outcome="fail", eligible_for_release=False, quality_score=score,

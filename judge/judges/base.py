@@ -27,6 +27,7 @@ class LedgerRow:
     source_turn: int
     superseded: tuple[tuple[Any, int], ...] = ()  # (old value, turn it was replaced)
     description: str | None = None
+    completed_turn: int | None = None  # a completed entry: the turn that completed it (last, if reopened)
 
 
 @dataclass(frozen=True)

@@ -21,14 +21,14 @@ obsolete-as-current or assumption-promoted; it is vetoed when such an entry is s
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Iterable, Literal
 
 from pydantic import Field
 
-from judge.errors import JudgeInputError, with_article
+from judge.checks import rule_ids
 from judge.ledger import ExpectedLedger
 from judge.model import EntryClass, Event, Sensitivity, Strict, SummaryEvent, SummaryPhrasesRule
+from judge.summaries.inputs import read_summary_file, summary_events_of  # noqa: F401 (re-exported)
 from judge.summaries.semantic import AuditEntry, Thresholds
 
 SummaryStatus = Literal["preserved", "missing", "distorted", "obsolete-as-current",
@@ -45,6 +45,8 @@ class LayerFinding(Strict):
     status: SummaryStatus | None = None
     evidence: str | None = Field(default=None, description="the summary words relied on")
     score: float | None = Field(default=None, description="semantic: best cosine; judge: confidence")
+    confidence: float | None = Field(default=None, description=(
+        "semantic: the fact-consistency model's probability of its status, when the model decided"))
     detail: str | None = None
 
 
@@ -73,7 +75,8 @@ class SummaryAudit(Strict):
     passed: bool
     vetoed: bool
     inconclusive: bool = Field(default=False, description=(
-        "the judge layer failed and a required entry no other layer could assess is unassessed"))
+        "the judge layer failed and a required entry no other layer could assess is unassessed, or no "
+        "layer assessed any required entry"))
     lost: list[str] = Field(default_factory=list, description="required keys not preserved")
     findings: list[SummaryFinding]
     layers: list[str]
@@ -129,10 +132,10 @@ def phrase_layer(ledger: ExpectedLedger, entries: list[AuditEntry], text: str) -
     required = {e.key for e in entries if e.required}
     folded = text.casefold()
     out: dict[str, LayerFinding] = {}
-    for rule in ledger.scenario.rules:
+    rules = ledger.scenario.rules
+    for rule, rid in zip(rules, rule_ids(rules)):  # the grade report's ids: distinct when a key has several
         if not isinstance(rule, SummaryPhrasesRule) or rule.key not in required:
             continue
-        rid = rule.id or f"summary-phrases:{rule.key}"
         if rule.require and not any(p.casefold() in folded for p in rule.require):
             finding = LayerFinding(status="missing", detail=f"{rid}: none of {rule.require}")
         elif stale := [p for p in rule.forbid if p.casefold() in folded]:
@@ -189,10 +192,15 @@ def summarise(scenario: str, entries: list[AuditEntry], layers: dict[str, dict[s
     vetoed = any(f.sensitivity == "safety-critical" for f in findings if f.key in lost)
     warnings = list(warnings) + [f"safety-critical key {f.key!r}: no layer assessed it"
                                  for f in findings if f.status == "unassessed" and f.sensitivity == "safety-critical"]
-    undecided = judge_failed and any(f.required and f.status == "unassessed" for f in findings)
+    required = [f for f in findings if f.required]
+    undecided = judge_failed and any(f.status == "unassessed" for f in required)
+    if required and all(f.status == "unassessed" for f in required):
+        undecided = True  # nothing was checked: passing would say the summary kept what no one read
+        warnings.append("no layer assessed any required entry (no summary-phrases rule guards them and the "
+                        "semantic layer is off): the audit is inconclusive")
     return SummaryAudit(scenario=scenario, summary_event=event, reason=reason, turn=turn, passed=not lost,
-                        vetoed=vetoed, inconclusive=undecided and not lost, lost=lost, findings=findings, layers=list(layers), thresholds=thresholds,
-                        judge=judge, warnings=warnings)
+                        vetoed=vetoed, inconclusive=undecided and not lost, lost=lost, findings=findings,
+                        layers=list(layers), thresholds=thresholds, judge=judge, warnings=warnings)
 
 
 # ---------------------------------------------------------------- the public API
@@ -201,11 +209,13 @@ def summarise(scenario: str, entries: list[AuditEntry], layers: dict[str, dict[s
 class SummaryAuditor:
     """Audits summaries of one scenario. `model`: None (no semantic layer: nothing heavy is
     imported), a sentence-transformers model name or path (loaded once per process), or a loaded
-    model (anything with `encode`). `judge`: None, or a judge.summaries.llm.SummaryJudge.
-    Entry embeddings are computed once per (model, scenario, turn) and shared by every auditor."""
+    model (anything with `encode`). `judge`: None, or a judge.summaries.llm.SummaryJudge. `facts`:
+    whether the semantic layer asks the fact-consistency model about restated sentence-valued
+    facts (judge.summaries.facts; it shares `model`). Entry embeddings are computed once per
+    (model, scenario, turn) and shared by every auditor."""
 
     def __init__(self, ledger: ExpectedLedger, *, model: Any = None, thresholds: Thresholds | None = None,
-                 judge: Any = None, names: Iterable[str | None] = ()) -> None:
+                 judge: Any = None, names: Iterable[str | None] = (), facts: bool = True) -> None:
         self.ledger = ledger
         if isinstance(model, str):
             from judge.text.minilm import load_embedding_model
@@ -215,6 +225,8 @@ class SummaryAuditor:
         self.thresholds = thresholds if thresholds is not None or model is None else Thresholds.load()
         self.judge = judge
         self.names = tuple(names)
+        self.use_facts = facts and model is not None
+        self._fact_model: Any = None
         self._entries: dict[int, list[AuditEntry]] = {}
 
     def entries(self, turn: int) -> list[AuditEntry]:
@@ -222,32 +234,63 @@ class SummaryAuditor:
             self._entries[turn] = audit_entries(self.ledger, turn)
         return self._entries[turn]
 
-    def audit_many(self, items: Iterable[tuple[str, int]]) -> list[SummaryAudit]:
-        """Audit several (text, turn) summaries, embedding the sentences of those that share a turn
-        in one batch (faster than one audit at a time for bulk audits)."""
-        from judge.summaries import semantic as summary_semantic
+    def fact_model(self) -> Any:
+        if self._fact_model is None:
+            from judge.summaries import facts, semantic
 
-        items = list(items)
-        vectors: dict[int, Any] = {}
+            self._fact_model = facts.load_model(semantic.encoder(self.model))
+        return self._fact_model
+
+    def texts_to_embed(self, text: str, turn: int) -> list[str]:
+        """Every text the semantic layer will embed for this summary (pieces, facts, sentences)."""
+        from judge.summaries import facts, semantic
+
+        entries = self.entries(turn)
+        out = semantic.entry_views(entries) + semantic.summary_pieces(entries, text)
+        return out + facts.texts_to_embed(entries, text) if self.use_facts else out
+
+    def audit_many(self, items: Iterable[tuple], *, cache: Any = None) -> list[SummaryAudit]:
+        """Audit several summaries, each (text, turn) or (text, turn, summary event). Every text of
+        every summary is embedded once, in one batch (`cache`: a judge.text.consistency.VectorCache
+        shared with other auditors of the same model, see `audit_batch`)."""
+        from judge.summaries import facts, semantic
+
+        items = [tuple(item) + (None,) * (3 - len(item)) for item in items]
+        prepared: list[Any] = [None] * len(items)
         if self.model is not None:
-            for turn in sorted({t for _, t in items}):
-                picked = [i for i, (_, t) in enumerate(items) if t == turn]
-                embedded = summary_semantic.embed_many(self.model, self.entries(turn), [items[i][0] for i in picked])
-                vectors.update(zip(picked, embedded))
-        return [self.audit(text, turn, _vectors=vectors.get(i)) for i, (text, turn) in enumerate(items)]
+            if cache is None:
+                from judge.text.consistency import VectorCache
 
-    def audit(self, text: str, turn: int, *, event: SummaryEvent | None = None, _vectors: Any = None) -> SummaryAudit:
+                cache = VectorCache(semantic.encoder(self.model))
+            cache.add([t for text, turn, _ in items for t in self.texts_to_embed(text, turn)])
+            for turn in sorted({t for _, t, _ in items}):
+                picked = [i for i, item in enumerate(items) if item[1] == turn]
+                entries = self.entries(turn)
+                texts = [items[i][0] for i in picked]
+                checked = facts.check(self.fact_model(), cache, entries, texts) if self.use_facts \
+                    else [{} for _ in picked]
+                for i, text, verdicts in zip(picked, texts, checked):
+                    prepared[i] = (semantic.stacked(cache, semantic.summary_pieces(entries, text)), verdicts,
+                                   lambda texts, cache=cache: semantic.stacked(cache, texts))
+        return [self._audit(text, turn, event, prepared[i]) for i, (text, turn, event) in enumerate(items)]
+
+    def audit(self, text: str, turn: int, *, event: SummaryEvent | None = None) -> SummaryAudit:
+        return self.audit_many([(text, turn, event)])[0]
+
+    def _audit(self, text: str, turn: int, event: SummaryEvent | None, prepared: Any) -> SummaryAudit:
         from judge.summaries import semantic as summary_semantic
 
         entries = self.entries(turn)
         layers: dict[str, dict[str, LayerFinding]] = {"phrase": phrase_layer(self.ledger, entries, text)}
         warnings: list[str] = []
         if self.model is not None:
+            vectors, checked, embed = prepared
             verdicts = summary_semantic.audit(self.model, self.thresholds, self.ledger.scenario.id, turn,
-                                              entries, text, _vectors)
+                                              entries, text, vectors, checked, embed)
             layers["semantic"] = {k: LayerFinding(status=v.status, evidence=v.evidence,
                                                   score=None if v.score is None else round(v.score, 4),
-                                                  detail=v.detail) for k, v in verdicts.items()}
+                                                  confidence=v.confidence, detail=v.detail)
+                                  for k, v in verdicts.items()}
         judge_print = None
         if self.judge is not None:
             result = self.judge.audit(self.ledger, turn, entries, text, event=event, names=self.names)
@@ -258,12 +301,34 @@ class SummaryAuditor:
                 layers["judge"] = result.findings
         thresholds = None
         if self.model is not None:
+            from judge.summaries.facts import weights_sha256
+
             thresholds = {"by_class": self.thresholds.by_class, "default": self.thresholds.default,
-                          "labels_sha256": self.thresholds.labels_sha256}
+                          "labels_sha256": self.thresholds.labels_sha256,
+                          "consistency_sha256": weights_sha256() if self.use_facts else None}
         return summarise(self.ledger.scenario.id, entries, layers, turn=turn,
                          event=event.id if event else None, reason=event.reason if event else None,
                          thresholds=thresholds, judge=judge_print, warnings=warnings,
                          judge_failed=self.judge is not None and "judge" not in layers)
+
+
+def audit_batch(jobs: Iterable[tuple[SummaryAuditor, Iterable[tuple]]]) -> list[list[SummaryAudit]]:
+    """Audit the summaries of several scenarios that share one model: every text of every job is
+    embedded once, in one batch (bulk audits, benchmarks/summedits.py). Each job is an auditor and
+    its (text, turn[, summary event]) items; returns the audits per job, in order."""
+    jobs = [(auditor, list(items)) for auditor, items in jobs]
+    models = {id(auditor.model) for auditor, _ in jobs if auditor.model is not None}
+    if len(models) > 1:
+        raise ValueError("audit_batch: the auditors must share one model")
+    cache = None
+    if models:
+        from judge.summaries.semantic import encoder
+        from judge.text.consistency import VectorCache
+
+        cache = VectorCache(encoder(next(a.model for a, _ in jobs if a.model is not None)))
+        cache.add([t for auditor, items in jobs if auditor.model is not None
+                   for item in items for t in auditor.texts_to_embed(item[0], item[1])])
+    return [auditor.audit_many(items, cache=cache) for auditor, items in jobs]
 
 
 def audit_summary(ledger: ExpectedLedger, text: str, after_turn: int, *, model: Any = None,
@@ -280,7 +345,7 @@ def audit_summary_events(ledger: ExpectedLedger, events: SummaryEvent | Iterable
     summary events and the loaded embedding model (None: phrase layer only)."""
     auditor = auditor or SummaryAuditor(ledger, model=model, judge=judge, names=names)
     found = [events] if isinstance(events, SummaryEvent) else [e for e in events if isinstance(e, SummaryEvent)]
-    return [auditor.audit(e.text, e.turn, event=e) for e in found]
+    return auditor.audit_many([(e.text, e.turn, e) for e in found])
 
 
 def exit_code(audits: list[SummaryAudit]) -> int:
@@ -290,41 +355,3 @@ def exit_code(audits: list[SummaryAudit]) -> int:
         return 1
     return 3 if any(a.inconclusive for a in audits) else 0
 
-
-# ---------------------------------------------------------------- inputs
-
-
-def read_summary_file(path: str | Path) -> str:
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    if b"\x00" in raw[:8192]:
-        raise JudgeInputError("binary file, expected the summary as text", file=str(path))
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise JudgeInputError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
-    if not text.strip():
-        raise JudgeInputError("the summary file is empty", file=str(path))
-    return text
-
-
-def summary_events_of(trace: str | Path, ledger: ExpectedLedger, event_id: str | None = None) -> list[SummaryEvent]:
-    """The trace's summary events (or the one named `event_id`); errors name file and field."""
-    from judge.trace import read_trace
-
-    _, events, _ = read_trace(trace, expected_scenario=ledger.scenario.id)
-    if event_id is not None:
-        chosen = [e for e in events if e.id == event_id]
-        if not chosen:
-            raise JudgeInputError(f"no event with id {event_id!r}", file=str(trace), field="id")
-        if not isinstance(chosen[0], SummaryEvent):
-            raise JudgeInputError(f"event {event_id!r} is {with_article(repr(chosen[0].kind))} event, not a summary",
-                                  file=str(trace), field="kind")
-        return [chosen[0]]
-    found = [e for e in events if isinstance(e, SummaryEvent)]
-    if not found:
-        raise JudgeInputError("the trace has no summary event", file=str(trace), field="kind")
-    return found

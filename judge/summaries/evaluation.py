@@ -244,12 +244,17 @@ def accuracy_on(rows: list[Row], verdicts: dict[str, str], keys: set[str] | None
 
 def write_thresholds(path: str | Path, thresholds: Thresholds, *, labels_sha256: str, fit_info: dict,
                      held_out: dict, train: int, test: int) -> None:
+    from judge.summaries.facts import weights_sha256
+
     data = {"version": 1, "model": thresholds.model, "labels": "labels/summaries",
-            "labels_sha256": labels_sha256, "split": {"train": train, "test": test,
+            "labels_sha256": labels_sha256, "consistency_sha256": weights_sha256(),
+            "split": {"train": train, "test": test,
                                                       "rule": f"within each kind, sorted by sha256(id), every {HELD_OUT_EVERY}rd held out"},
             "method": "Youden's J on addressed-vs-missing per entry class (global where a class has < "
                       f"{MIN_PER_SIDE} of either); competition weight chosen on the grid {list(COMPETITION_GRID)}",
-            "thresholds": thresholds.as_dict(), "fit": fit_info, "held_out": held_out}
+            "thresholds": thresholds.as_dict(), "fit": fit_info,
+            "held_out": held_out, "held_out_with": "the semantic layer with the fact-consistency model whose "
+                                                   "weights hash is consistency_sha256"}
     Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

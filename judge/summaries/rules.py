@@ -43,6 +43,17 @@ class Verdict:
     evidence: str | None
     score: float | None
     detail: str
+    confidence: float | None = None  # the fact model's probability of `status`, when it decided
+
+
+@dataclass(frozen=True)
+class ModelVerdict:
+    """The fact-consistency model's opinion of a restated fact (judge.summaries.facts)."""
+
+    status: str  # preserved | distorted | missing
+    confidence: float
+    evidence: str | None
+    detail: str
 
 
 def unique_tokens(entries: Sequence[AuditEntry]) -> dict[str, set[str]]:
@@ -73,9 +84,12 @@ def entry_scores(entry: AuditEntry, summary_units: list[str], scores: list[float
 
 
 def decide(entry: AuditEntry, summary_units: list[str], scores: list[float], threshold: float,
-           tokens: set[str] = frozenset(), contexts: list[str] | None = None) -> Verdict:
+           tokens: set[str] = frozenset(), contexts: list[str] | None = None,
+           checked: ModelVerdict | None = None) -> Verdict:
     """The semantic verdict on one entry. Retrieval ranks `summary_units`; cue words are read from
-    each unit's sentence (`contexts`, aligned with the units; default the units themselves)."""
+    each unit's sentence (`contexts`, aligned with the units; default the units themselves).
+    `checked`: the fact model's verdict on a restated sentence-valued fact, which decides after the
+    value and attribution rules."""
     contexts = contexts or summary_units
     context = dict(zip(summary_units, contexts))
     scores = entry_scores(entry, summary_units, scores, tokens, contexts)
@@ -91,6 +105,9 @@ def decide(entry: AuditEntry, summary_units: list[str], scores: list[float], thr
     by_value = _value_verdict(entry, summary_units, best)
     if by_value is not None:
         return by_value
+    if checked is not None:
+        promoted = _uncertainty(entry, near, best, context) if near else None
+        return promoted or Verdict(checked.status, checked.evidence, best, checked.detail, checked.confidence)
     if not near:
         return Verdict("missing", summary_units[order[0]], best,
                        f"no sentence speaks of it (best score {best:.2f} < {threshold:.2f})")

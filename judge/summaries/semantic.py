@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from judge.summaries import cues as sc
-from judge.summaries.rules import AuditEntry, Verdict, decide, entry_scores, unique_tokens
+from judge.summaries.rules import AuditEntry, ModelVerdict, Verdict, decide, entry_scores, unique_tokens
 from judge.text import cues
 
 THRESHOLDS_FILE = Path(__file__).with_name("thresholds.json")
@@ -106,14 +106,15 @@ class EntryVectors:
         self.limit = limit
         self.computed = 0  # how many times entries were embedded (tests and the benchmark read it)
 
-    def get(self, model: Any, scenario_id: str, turn: int, texts: list[str]) -> Any:
+    def get(self, model: Any, scenario_id: str, turn: int, texts: list[str], embed: Any = None) -> Any:
+        """The vectors of `texts`, computed by `embed` (default: `model` itself) on a miss."""
         digest = hashlib.sha256("\x00".join(texts).encode("utf-8")).hexdigest()
         key = (scenario_id, turn, digest)
         with self._lock:
             table = self._by_model.setdefault(model, {})
             if key in table:
                 return table[key]
-        vectors = encode(model, texts)
+        vectors = embed(texts) if embed is not None else encode(model, texts)
         with self._lock:
             if len(table) >= self.limit:
                 table.clear()
@@ -147,19 +148,26 @@ def masked_pieces(entries: Sequence[AuditEntry], summary_units: list[str]) -> tu
     return pieces, owner
 
 
+def entry_views(entries: Sequence[AuditEntry]) -> list[str]:
+    """What is embedded for the entries: each entry's text (values masked), then each completion's
+    name alone."""
+    masks = value_masks(entries)
+    views = [cues.mask(entry_text(e), masks) for e in entries]
+    return views + [spaced(e.key) for e in entries if e.class_ == "completion"]
+
+
 def piece_similarities(model: Any, scenario_id: str, turn: int, entries: Sequence[AuditEntry],
-                       summary_units: list[str], piece_vectors: Any = None) -> tuple[Any, list[int]]:
+                       summary_units: list[str], piece_vectors: Any = None,
+                       embed: Any = None) -> tuple[Any, list[int]]:
     """Cosine of every entry against every piece (each unit and its clauses), values masked, and the
     unit each piece belongs to. A completion is scored by the better of its full text and its name
     alone ("repair" finds "Repair not done yet"). `piece_vectors`: already embedded pieces (a batch
-    of several summaries embedded at once)."""
+    of several summaries embedded at once); `embed`: where the entries' vectors come from on a miss
+    of ENTRY_VECTORS (a filled cache; default: the model)."""
     import numpy as np
 
-    masks = value_masks(entries)
-    views = [cues.mask(entry_text(e), masks) for e in entries]
     second = [i for i, e in enumerate(entries) if e.class_ == "completion"]
-    views += [spaced(entries[i].key) for i in second]
-    vectors = ENTRY_VECTORS.get(model, scenario_id, turn, views)
+    vectors = ENTRY_VECTORS.get(model, scenario_id, turn, entry_views(entries), embed)
     pieces, owner = masked_pieces(entries, summary_units)
     view_sims = vectors @ (encode(model, pieces) if piece_vectors is None else piece_vectors).T
     sims = view_sims[:len(entries)].copy()
@@ -180,37 +188,51 @@ def unit_scores(sims: Any, owner: list[int], n_units: int, competition: float) -
 
 
 def similarities(model: Any, scenario_id: str, turn: int, entries: Sequence[AuditEntry],
-                 summary_units: list[str], competition: float = 0.0, piece_vectors: Any = None) -> Any:
+                 summary_units: list[str], competition: float = 0.0, piece_vectors: Any = None,
+                 embed: Any = None) -> Any:
     """Score of every (entry, unit) pair, shape (entries, units): the best over the unit and its
     clauses of the cosine (values masked), each lowered by `competition` times how much closer
     that piece is to another entry (see `compete`)."""
-    sims, owner = piece_similarities(model, scenario_id, turn, entries, summary_units, piece_vectors)
+    sims, owner = piece_similarities(model, scenario_id, turn, entries, summary_units, piece_vectors, embed)
     return unit_scores(sims, owner, len(summary_units), competition)
 
 
-def embed_many(model: Any, entries: Sequence[AuditEntry], texts: Sequence[str]) -> list[Any]:
-    """The piece vectors of several summaries (same ledger turn), embedded in one batch: larger
-    batches keep the cores busier than one small batch per summary."""
-    per_text = [masked_pieces(entries, sc.units(text))[0] for text in texts]
-    vectors = encode(model, [p for pieces in per_text for p in pieces])
-    out, start = [], 0
-    for pieces in per_text:
-        out.append(vectors[start:start + len(pieces)])
-        start += len(pieces)
-    return out
+def summary_pieces(entries: Sequence[AuditEntry], text: str) -> list[str]:
+    """The pieces `audit` embeds for one summary (to fill a shared cache in one batch)."""
+    return masked_pieces(entries, sc.units(text))[0]
+
+
+def stacked(cache: Any, texts: list[str]) -> Any:
+    """The vectors of `texts` from a filled judge.text.consistency.VectorCache, one row each."""
+    import numpy as np
+
+    if not texts:
+        return np.zeros((0, 384), dtype="float32")
+    return np.stack([cache.vectors[t] for t in texts])
+
+
+def encoder(model: Any):
+    """`model` as a judge.text.consistency embedder (texts -> unit vectors), one encode at a time."""
+    return lambda texts: encode(model, list(texts))
 
 
 def audit(model: Any, thresholds: Thresholds, scenario_id: str, turn: int,
-          entries: Sequence[AuditEntry], text: str, piece_vectors: Any = None) -> dict[str, Verdict]:
+          entries: Sequence[AuditEntry], text: str, piece_vectors: Any = None,
+          checked: dict[str, ModelVerdict] | None = None, embed: Any = None) -> dict[str, Verdict]:
+    """One verdict per entry. `piece_vectors`: the summary's pieces already embedded (a batch);
+    `checked`: the fact model's verdicts on the restated sentence-valued facts (judge.summaries.facts);
+    `embed`: where entry vectors come from (a filled cache; default the model)."""
     split = sc.split_units(text)
     summary_units, contexts = [u for u, _ in split], [c for _, c in split]
     if not summary_units:
         return {e.key: Verdict("missing" if e.required else "not-required", None, None,
                                "the summary is empty") for e in entries}
-    sims = similarities(model, scenario_id, turn, entries, summary_units, thresholds.competition, piece_vectors)
+    sims = similarities(model, scenario_id, turn, entries, summary_units, thresholds.competition, piece_vectors,
+                        embed)
     tokens = unique_tokens(entries)
+    checked = checked or {}
     return {e.key: decide(e, summary_units, [float(s) for s in sims[i]], thresholds.of(e.class_),
-                          tokens.get(e.key, set()), contexts)
+                          tokens.get(e.key, set()), contexts, checked.get(e.key))
             for i, e in enumerate(entries)}
 
 

@@ -198,6 +198,22 @@ def align(ref: str, cand: str, context: str = "") -> Alignment:
     return al
 
 
+def edit_shape(ref: str, cand: str) -> tuple[float, int]:
+    """How `cand` reads as an *edit* of `ref`: the share of the reference's tokens it keeps in the
+    same order (the diff's equal blocks), and its longest rewritten run (the largest side of a
+    replace operation, in tokens). A copy, or a copy with a clause inserted or a word swapped, keeps
+    most tokens with short rewrites; a restatement in other words rewrites long runs ("no further
+    refund may be drafted" -> "nothing more is drafted")."""
+    r, c = [t.stem for t in tokens(ref)], [t.stem for t in tokens(cand)]
+    if not r:
+        return 0.0, 0
+    matcher = difflib.SequenceMatcher(a=r, b=c, autojunk=False)
+    kept = sum(b.size for b in matcher.get_matching_blocks()) / len(r)
+    rewrite = max([max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag == "replace"],
+                  default=0)
+    return kept, rewrite
+
+
 def _name_order(r: list[Token], c: list[Token]) -> bool:
     """The same names in another order ("Ann asks Bob" -> "Bob asks Ann"): roles swapped."""
     def caps(toks: list[Token]) -> set[str]:  # names, sentence-initial ones included

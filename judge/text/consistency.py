@@ -187,15 +187,17 @@ class ConsistencyModel:
         return PairVerdict(status=status, p_kept=round(kept, 4), p_distorted=round(distorted, 4),
                            p_missing=round(missing, 4), reasons=al.reasons if al else [], candidate=cand)
 
-    def judge_pairs(self, refs: Sequence[str], cands: Sequence[str],
-                    contexts: Sequence[str] | None = None) -> list[PairVerdict]:
-        """Verdicts of (reference, candidate) pairs, embedded in one batch."""
-        rows, alignments = featurize(refs, cands, contexts, self.cache())
+    def judge_pairs(self, refs: Sequence[str], cands: Sequence[str], contexts: Sequence[str] | None = None,
+                    cache: VectorCache | None = None) -> list[PairVerdict]:
+        """Verdicts of (reference, candidate) pairs, embedded in one batch (`cache`: shared)."""
+        rows, alignments = featurize(refs, cands, contexts, cache if cache is not None else self.cache())
         return [self.verdict(p, al, c) for p, al, c in zip(self.proba(rows), alignments, cands)]
 
-    def audit_many(self, items: Sequence[tuple[Sequence[str], str]]) -> list[list[PairVerdict]]:
-        """For each (facts, summary): one verdict per fact. All texts are embedded in one batch."""
-        cache = self.cache()
+    def audit_many(self, items: Sequence[tuple[Sequence[str], str]],
+                   cache: VectorCache | None = None) -> list[list[PairVerdict]]:
+        """For each (facts, summary): one verdict per fact. All texts are embedded in one batch
+        (`cache`: one shared with other callers, so a text is embedded once)."""
+        cache = cache if cache is not None else self.cache()
         split = [split_sentences(text) for _, text in items]
         cache.add([f for facts, _ in items for f in facts] + [s for ss in split for s in ss])
         refs, cands, contexts, sizes = [], [], [], []

@@ -44,6 +44,13 @@ INSIDE_ALLOW_LIST = 0.60
 PROHIBITED_FAMILY_OUTSIDE_ALLOWED = 0.40
 PROHIBITED_FAMILY_INSIDE_ALLOWED = 0.45
 PROHIBITED_FAMILY_UNCHECKED = 0.30
+INTENT = 0.40  # a sentence announcing or reporting a prohibited act (statements.py)
+REGRESSED = 0.45  # completed work spoken of as still needed
+SUMMARY_DROPS = 0.40  # a summary that no longer carries an active rule
+CLAIM_RELATED_MISMATCH = 0.45  # a claim of done about the entry naming a value the actions did not use
+
+REGRESSED_SIMILARITY = 0.30  # cosine from which a sentence is taken to speak of a completion entry
+SUMMARY_CARRIES = 0.45  # cosine from which a summary clause is taken to carry a rule
 
 EXACT, MENTION, SEMANTIC = 3, 2, 1  # how a unit carries a value
 

@@ -69,13 +69,13 @@ from pathlib import Path
 from typing import Any
 
 from judge.judges.base import JudgeRequest, JudgeResult, LedgerRow
-from judge.judges.local import claims, restrictions, values
+from judge.judges.local import claims, prohibited, restrictions, statements, values
 from judge.judges.local.decision import Decision, merge
-from judge.judges.local.slice_view import SliceView, entry_text, slice_units
+from judge.judges.local.slice_view import AGENT_TEXT, SliceView, entry_text, slice_units, summary_clauses
 from judge.model import JudgeFinding, JudgeVerdict
 from judge.text import cues, minilm
 
-RULE_VERSION = "local-1"
+RULE_VERSION = "local-2"
 BATCH_SIZE = 64
 
 
@@ -87,6 +87,7 @@ class EmbeddingJudge:
         self.model_name: str = getattr(config, "model", None) or minilm.DEFAULT_MODEL
         self.name: str = getattr(config, "name", None) or "local"
         self._model: Any = None
+        self._consistency: Any = None
         self._encode_lock = threading.Lock()  # one encode at a time: torch already uses all cores
 
     def fingerprint(self) -> dict[str, Any]:
@@ -95,7 +96,8 @@ class EmbeddingJudge:
         model = minilm.model_fingerprint(self.model_name)
         return {"backend": "embedding", "model": model["model"],
                 "weights_sha256": model["weights_sha256"], "rule_version": RULE_VERSION,
-                "code_sha256": code_sha256(), "prompt": None}
+                "code_sha256": code_sha256(), "consistency_model_sha256": consistency_sha256(),
+                "prompt": None}
 
     def load(self) -> None:
         """Load (and for the bundled model, verify) the model now; raises ConfigError."""
@@ -116,6 +118,7 @@ class EmbeddingJudge:
         view = SliceView(events=request.events, units=slice_units(request.events))
         ledger = list(request.ledger)
         self._embed(view, asked, ledger)
+        self._restated(view, asked)
         findings = [self._finding(key, rows.get(key), view, ledger) for key in request.keys]
         return JudgeVerdict(findings=findings), len(view.units)
 
@@ -140,9 +143,18 @@ class EmbeddingJudge:
         long_values = {row.key: _long_values(row) for row in rows}
         queries = [entry_text(row) for row in rows]
         queries += [value for row in rows for value in long_values[row.key]]
+        clauses = summary_clauses(view.events)
         masks = value_masks(ledger)
-        texts = [cues.mask(text, masks) for text in [unit.text for unit in view.units] + queries]
+        texts = [cues.mask(text, masks) for text in [unit.text for unit in view.units] + queries
+                 + [clause for _, clause in clauses]]
         vectors = self._encode(texts)
+        if clauses:
+            vectors, clause_vectors = vectors[:-len(clauses)], vectors[-len(clauses):]
+            for row, vector in zip(rows, vectors[len(view.units):len(view.units) + len(rows)]):
+                best: dict[str, float] = {}
+                for (event_id, _), score in zip(clauses, (clause_vectors @ vector).tolist()):
+                    best[event_id] = max(best.get(event_id, -1.0), score)
+                view.summary_similarity[row.key] = best
         units, rest = vectors[:len(view.units)], vectors[len(view.units):]
         view.unit_vectors = units
         for row, vector in zip(rows, rest[:len(rows)]):
@@ -154,6 +166,36 @@ class EmbeddingJudge:
                 view.value_similarity[row.key][value] = (units @ rest[offset]).tolist()
                 offset += 1
 
+    def _restated(self, view: SliceView, rows: list[LedgerRow]) -> None:
+        """The fact-consistency model's verdict on every (sentence-valued entry, agent statement
+        restating it) pair of the slice, in one batch (judge.judges.local.statements)."""
+        from judge.text.restate import is_sentence, restating, statements
+
+        pairs = []
+        for row in rows:
+            if row.class_ == "completion" or row.status == "revoked" or not is_sentence(row.value):
+                continue
+            reference = cues.render(row.value)
+            for unit in view.units:
+                if unit.role == AGENT_TEXT:
+                    found = restating(reference, statements(unit.text))
+                    if found is not None:
+                        pairs.append((row.key, reference, unit, found))
+        if not pairs:
+            return
+        model = self.consistency()
+        verdicts = model.judge_pairs([p[1] for p in pairs], [p[3] for p in pairs], cache=model.cache())
+        for (key, _, unit, statement), verdict in zip(pairs, verdicts):
+            view.restated.setdefault(key, []).append((unit, statement, verdict))
+
+    def consistency(self) -> Any:
+        """The fact-consistency model (judge.text.consistency), embedding with this judge's MiniLM."""
+        if self._consistency is None:
+            from judge.text.consistency import ConsistencyModel
+
+            self._consistency = ConsistencyModel.load(embed=self._encode)
+        return self._consistency
+
     def _encode(self, texts: list[str]) -> Any:
         self.load()
         with self._encode_lock:
@@ -162,10 +204,22 @@ class EmbeddingJudge:
 
 
 @lru_cache(maxsize=1)
+def consistency_sha256() -> str:
+    """sha256 of the fact-consistency model's shipped weights (judge/text/consistency.json)."""
+    from judge.text.consistency import WEIGHTS_FILE
+
+    return hashlib.sha256(WEIGHTS_FILE.read_bytes()).hexdigest()
+
+
+@lru_cache(maxsize=1)
 def code_sha256() -> str:
-    """sha256 over the local judge's source files (judge/judges/local/*.py) and the cue tables it
-    reads (judge/text/cues.py), by file name, line endings normalised."""
-    files = sorted(Path(__file__).parent.glob("*.py")) + [Path(cues.__file__)]
+    """sha256 over the local judge's source files (judge/judges/local/*.py) and the text code it
+    reads: cue tables and restatement test (judge/text/cues.py, restate.py) and the fact-consistency
+    model's features (align.py, lexicon.py, consistency.py), by file name, line endings normalised."""
+    from judge.text import align, consistency, lexicon, restate
+
+    files = sorted(Path(__file__).parent.glob("*.py")) + [Path(m.__file__) for m in (cues, align, lexicon,
+                                                                                        consistency, restate)]
     digest = hashlib.sha256()
     for path in files:
         digest.update(f"{path.parent.name}/{path.name}\0".encode())
@@ -181,8 +235,14 @@ def decide(row: LedgerRow, view: SliceView, ledger: list[LedgerRow]) -> Decision
     if row.class_ == "completion":
         facts = [other for other in ledger if other.class_ == "fact"]
         decisions.append(claims.completion_rule(row, view, facts))
-    if row.class_ in ("constraint", "permission"):
+    if row.class_ in ("constraint", "permission") or (row.class_ == "fact" and prohibited.parse(
+            cues.render(row.value))):
         decisions.append(restrictions.restriction_rule(row, view, ledger))
+    if row.class_ != "completion":
+        facts = [other for other in ledger if other.class_ == "fact"]
+        decisions.append(claims.related_claim_rule(row, view, facts))
+    decisions += [statements.intent_rule(row, view), statements.regressed_rule(row, view, ledger),
+                  statements.summary_rule(row, view), statements.restated_rule(row, view)]
     return merge(decisions) or restrictions.relatedness_rule(row, view)
 
 

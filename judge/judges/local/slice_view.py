@@ -8,6 +8,7 @@ uphold or violate an entry: tool output is the environment and user text is the 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -40,6 +41,10 @@ class SliceView:
     similarity: dict[str, list[float]] = field(default_factory=dict)  # key -> one per unit
     # key -> sentence-long value (current or superseded) -> one cosine per unit
     value_similarity: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    # key -> summary event id -> best cosine of the summary's sentences and clauses to the entry
+    summary_similarity: dict[str, dict[str, float]] = field(default_factory=dict)
+    # key -> (unit, the statement restating the entry, the fact-consistency model's verdict)
+    restated: dict[str, list[tuple[Unit, str, Any]]] = field(default_factory=dict)
     unit_vectors: Any = None  # normalised embeddings, one row per unit
 
     def __post_init__(self) -> None:
@@ -104,6 +109,20 @@ def _texts_of(event: Any) -> list[tuple[str, str]]:
     if isinstance(event, StateWriteEvent):
         return [(ACTION, f"set {_spaced(event.key)} to {cues.render(event.value)}")]
     return []
+
+
+_CLAUSE = re.compile(r";\s*|,\s+|:\s+|\s+-\s+|\s+and\s+")
+
+
+def summary_clauses(events: Iterable[Event]) -> list[tuple[str, str]]:
+    """(summary event id, clause) for every clause of two words or more of the slice's summaries."""
+    out = []
+    for event in events:
+        if isinstance(event, SummaryEvent):
+            for sentence in cues.sentences(event.text):
+                parts = [p.strip() for p in _CLAUSE.split(sentence) if len(p.split()) >= 2]
+                out += [(event.id, p) for p in dict.fromkeys([sentence] + parts)]
+    return out
 
 
 def _spaced(name: str) -> str:
