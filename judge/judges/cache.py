@@ -38,6 +38,12 @@ from judge.judges.base import JudgeRequest
 
 DB_NAME = "verdicts.sqlite3"
 BUSY_TIMEOUT_S = 30.0
+# Opening is serialised within a process, and a locked open is retried: switching a new database to
+# WAL needs a lock that SQLite's busy timeout does not wait for, so writers that open at the same
+# moment (threads of one judge, processes of a suite) would otherwise see "database is locked".
+_OPEN_LOCK = threading.Lock()
+_OPEN_ATTEMPTS = 20
+_OPEN_BACKOFF_S = 0.05
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS entries (namespace TEXT NOT NULL, key TEXT NOT NULL, "
            "value TEXT NOT NULL, written REAL NOT NULL, PRIMARY KEY (namespace, key)) WITHOUT ROWID")
 
@@ -140,12 +146,23 @@ class VerdictCache:
         if getattr(self._local, "pid", None) == pid and self._local.conn is not None:
             return self._local.conn
         try:
-            conn = self._open()
+            conn = self._open_with_retries()
         except (OSError, sqlite3.Error):
             self._broken = True
             return None
         self._local.pid, self._local.conn = pid, conn
         return conn
+
+    def _open_with_retries(self) -> sqlite3.Connection:
+        for attempt in range(_OPEN_ATTEMPTS):
+            try:
+                with _OPEN_LOCK:
+                    return self._open()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or attempt == _OPEN_ATTEMPTS - 1:
+                    raise
+                time.sleep(_OPEN_BACKOFF_S * (attempt + 1))
+        raise AssertionError("unreachable")
 
     def _open(self) -> sqlite3.Connection:
         self.root.mkdir(parents=True, exist_ok=True)
