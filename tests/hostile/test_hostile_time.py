@@ -37,8 +37,10 @@ def test_redaction_time_grows_linearly(kind):
     small, large = content(kind, 100_000), content(kind, 1_000_000)
     t_small = _best(lambda: Redactor().text(small))
     t_large = _best(lambda: Redactor().text(large), rounds=2)
-    assert t_large < 5.0, (kind, t_large)
-    assert t_large / max(t_small, 1e-4) < 25, (kind, t_small, t_large)  # linear: ~10x for 10x the text
+    # Linear is ~10x for 10x the text, quadratic ~100x. The bounds leave room for a shared CI machine
+    # whose load spikes during one measurement (25x was exceeded twice at load average 8-11).
+    assert t_large < 10.0, (kind, t_large)
+    assert t_large / max(t_small, 1e-4) < 40, (kind, t_small, t_large)
 
 
 def test_the_service_answers_a_long_line_quickly():
