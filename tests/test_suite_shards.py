@@ -292,3 +292,22 @@ def test_an_unreadable_trace_still_gets_its_sha256_and_run_id(suite):
     broken = next(r for s in report.scenarios for r in s.results if r.status == "error")
     assert broken.run_id == "broken" and "not a JSON object" in (broken.error or "")
     assert broken.sha256 == hashlib.sha256(Path(broken.trace).read_bytes()).hexdigest()
+
+
+def test_merge_refuses_hostile_files_in_one_line(suite, tmp_path):
+    # Parts and --compare reports are read whole: a binary file, a device and a deep nest are refused,
+    # never read without end or parsed into a RecursionError.
+    two = _parts(suite, tmp_path / "two", 2)
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"{\x00\x01")
+    _refused([binary], f"{binary}: not a JSON suite part: binary file")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    _refused([deep], f"{deep}: not a JSON suite part: nested deeper than 200 levels")
+    nest = tmp_path / "nest.json"
+    nest.write_text("[" * 300 + "]" * 300)
+    _refused([nest], f"{nest}: not a JSON suite part: nested deeper than 200 levels")
+    if Path("/dev/zero").exists():
+        result = _cli("suite", "merge", "-q", *two, "--compare", "/dev/zero")
+        assert result.exit_code == 2 and result.output.strip().splitlines() == [
+            "error: /dev/zero: not a JSON suite report: binary file, expected text"], result.output

@@ -9,7 +9,6 @@ traceback) and 4 on an internal error.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -19,7 +18,7 @@ from rich.text import Text
 from judge.cli.common import OnJudgeError, user_errors
 from judge.cli.common import console as _out
 from judge.cli.common import write_output as _write
-from judge.errors import JudgeInputError
+from judge.model.limits import read_json_file
 
 
 def _default_judge(judge: Optional[str], config: Optional[Path]) -> Optional[str]:
@@ -72,12 +71,7 @@ def suite_command(
                     on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft)
     old = None
     if compare is not None:
-        try:
-            old = json.loads(compare.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(compare)) from None
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise JudgeInputError(f"not a JSON suite report: {exc}", file=str(compare)) from None
+        old = read_json_file(compare, "a JSON suite report")
     from judge.cli.progress import Activity
 
     with Activity(not quiet) as bar:  # on a terminal only: no bar in CI logs

@@ -14,11 +14,11 @@ from typing import Any, List, Optional
 import typer
 
 from judge.cli.common import console as _out
-from judge.cli.common import refuse_overwriting_inputs
-from judge.cli.common import user_errors
+from judge.cli.common import refuse_overwriting_inputs, user_errors
 from judge.cli.common import write_output as _write
 from judge.cli.help import JudgeCommand, apply_conventions
-from judge.errors import JudgeInputError, UsageError
+from judge.errors import UsageError
+from judge.model.limits import read_json_file
 
 MERGE_EPILOG = ("Example:\n"
                 "judge suite examples/suite/suite.yaml --judge none --shard 1/2 --out part-1.json\n"
@@ -69,7 +69,6 @@ def merge_command(
     run gives. Parts from another manifest, set of runs, judge, settings or shard count, and shards
     missing or given twice, are refused. Exit 0: the release rules pass; 1: they fail; 2: bad input
     or parts that do not belong together; 3: no rule failed but a run was inconclusive; 4: internal error."""
-    import json
 
     from judge.render import suite as suite_report
     from judge.suite import exit_code, merge_suite
@@ -77,12 +76,7 @@ def merge_command(
 
     report = merge_suite(parts)
     if compare is not None:
-        try:
-            old = json.loads(compare.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(compare)) from None
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise JudgeInputError(f"not a JSON suite report: {exc}", file=str(compare)) from None
+        old = read_json_file(compare, "a JSON suite report")
         report.compare = compare_reports(report, old, str(compare))
     inputs = [*parts, *([compare] if compare else [])]
     for path, render in ((json_path, suite_report.to_json), (junit, suite_report.to_junit),

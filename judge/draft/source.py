@@ -19,6 +19,7 @@ from typing import Any
 
 from judge.errors import JudgeInputError
 from judge.model import RunHeader
+from judge.model.limits import read_json_file
 from judge.trace import TraceReader
 
 
@@ -158,12 +159,7 @@ def read_tool_schemas(path: str | Path) -> dict[str, ToolInfo]:
     """OpenAI function schemas: a list of `{"type": "function", "function": {...}}` or of bare
     `{"name", "parameters"}` objects, or `{"tools": [...]}`. Bad input names the file and the item."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise JudgeInputError(f"not JSON: {exc}", file=str(path)) from None
+    data = read_json_file(path, "JSON")
     items = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise JudgeInputError("expected a list of function schemas (or {\"tools\": [...]})", file=str(path))

@@ -70,6 +70,27 @@ def read_capped(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     return data
 
 
+def read_json_file(path: str | Path, what: str) -> Any:
+    """A JSON file the user named (a report to compare with, a suite part, tool schemas), read whole
+    within MAX_FILE_BYTES and MAX_DEPTH; anything else is a JudgeInputError naming the file and
+    `what` it should have been ("a JSON suite report")."""
+    import json
+
+    from judge.errors import JudgeInputError
+
+    path = Path(path)
+    try:
+        data = json.loads(read_capped(path).decode("utf-8"))
+        check_depth(data)
+    except OSError as exc:
+        raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    except RecursionError:
+        raise JudgeInputError(f"not {what}: {depth_message()}", file=str(path)) from None
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError is a ValueError, as is read_capped's
+        raise JudgeInputError(f"not {what}: {exc}", file=str(path)) from None
+    return data
+
+
 def same_file(a: Path, b: Path) -> bool:
     """Are `a` and `b` the same file: the same path once resolved, or the same inode on the same
     device (a hard link, a bind mount)? False when either does not exist yet (unless same path)."""

@@ -11,7 +11,6 @@ manifests, judges, settings or shard counts are refused, not merged.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +19,7 @@ from pydantic import Field, ValidationError
 
 from judge.errors import JudgeInputError, UsageError
 from judge.model import Strict
+from judge.model.limits import read_json_file
 from judge.suite.manifest import ReleaseRules
 from judge.suite.result import RunResult
 
@@ -86,12 +86,7 @@ def in_shard(index: int, shard: int, shards: int) -> bool:
 
 def load_part(path: str | Path) -> SuitePart:
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise JudgeInputError(f"not a JSON suite part: {exc}", file=str(path)) from None
+    data = read_json_file(path, "a JSON suite part")
     if not isinstance(data, dict) or data.get("format") != "judge-suite-part/1":
         raise JudgeInputError("not a suite part (written by `judge suite --shard K/N --out`)", file=str(path),
                               field="format")
