@@ -107,10 +107,16 @@ class GradeSession:
         runs = []
         if progress:
             progress(0, len(traces))
+        scenario_input = input_file(scenario)
         for trace in traces:
-            inputs = {"scenario": input_file(scenario),
-                      "traces": [input_file(trace)] if isinstance(trace, (str, Path)) else []}
-            runs.append(self.grade_run(ledger, trace, floor=floor, inputs=inputs))
+            # a trace file is hashed while it is graded (one read), not by a second pass over it
+            is_file = isinstance(trace, (str, Path))
+            run = self.grade_run(ledger, trace, floor=floor, digest=is_file,
+                                 inputs=None if is_file else {"scenario": scenario_input, "traces": []})
+            if is_file:
+                read = run.provenance.get("inputs") or {"traces": [input_file(trace)]}
+                run.provenance["inputs"] = {"scenario": scenario_input, "traces": read["traces"]}
+            runs.append(run)
             if progress:
                 progress(len(runs), len(traces))
         return self.report(runs, floor=floor)
