@@ -20,7 +20,8 @@ from judge.model import GradeReport
 from judge.summaries.audit import SummaryAuditor, audit_summary, audit_summary_events
 
 __all__ = ["ExpectedLedger", "GradeSession", "JudgeCheck", "LintIssue", "SliceResult", "SummaryAuditor", "audit_summary",
-           "audit_summary_events", "check_judges", "exit_code", "grade_paths", "grade_trace", "lint_file", "load_ledger", "write_slice"]
+           "audit_summary_events", "check_judges", "exit_code", "format_schemas", "grade_paths", "grade_trace", "lint_file",
+           "load_ledger", "write_slice"]
 
 
 def lint_file(scenario: str | Path, traces: Iterable[str | Path] = ()) -> list[LintIssue]:
@@ -45,3 +46,11 @@ def grade_paths(scenario: str | Path, traces: Iterable[str | Path | Any], *, jud
     return GradeSession(judge, judge_name, config_file=config_file).grade_files(scenario, traces, floor=floor,
                                                                                 allow_draft=allow_draft)
 
+
+
+def format_schemas() -> dict[str, Any]:
+    """Every file format by name (`judge schema`, `GET /v1/schema`): the model's and the suite's."""
+    from judge.model.schemas import SCHEMAS
+    from judge.suite import SCHEMAS as SUITE_SCHEMAS
+
+    return {**SCHEMAS, **SUITE_SCHEMAS}

@@ -207,9 +207,12 @@ def test_audit_summary_keeps_or_loses_entries(client: TestClient, contract: Path
 
 
 def test_schema_endpoints(client: TestClient) -> None:
+    from judge.api import format_schemas
     from judge.model.schemas import json_schema, schema_names
 
-    assert client.get("/v1/schema").json() == {"schemas": schema_names()}
+    # the same names as `judge schema`, suite formats included
+    assert client.get("/v1/schema").json() == {"schemas": [*schema_names(), "suite-report", "suite-part"]}
+    assert client.get("/v1/schema/suite-part").json() == json_schema("suite-part", format_schemas())
     assert client.get("/v1/schema/grade-report").json() == json_schema("grade-report")
     missing = client.get("/v1/schema/nothing")
     assert missing.status_code == 404 and "unknown schema 'nothing'" in missing.json()["detail"]

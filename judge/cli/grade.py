@@ -117,10 +117,10 @@ def ledger(
 @user_errors
 def schema(name: Optional[str] = typer.Argument(None, help="Format name; omit to list them.")) -> None:
     """Print the JSON Schema of a file format (scenario, event, run-header, grade-report, ...)."""
-    from judge.model.schemas import SCHEMAS, json_schema
-    from judge.suite import SCHEMAS as SUITE_SCHEMAS
+    from judge.api import format_schemas
+    from judge.model.schemas import json_schema
 
-    formats = {**SCHEMAS, **SUITE_SCHEMAS}
+    formats = format_schemas()
     if name is None:
         out = console()
         for n in formats:

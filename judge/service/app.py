@@ -198,19 +198,20 @@ def _api_routes(app: FastAPI) -> None:
     @app.get("/v1/schema", tags=["formats"])
     def schema_names() -> dict[str, list[str]]:
         """The names `GET /v1/schema/{name}` knows."""
-        from judge.model.schemas import schema_names
+        from judge.api import format_schemas
 
-        return {"schemas": schema_names()}
+        return {"schemas": list(format_schemas())}
 
     @app.get("/v1/schema/{name}", tags=["formats"],
              responses={404: {"model": ErrorBody, "description": "Unknown format name."}})
     def schema(name: str) -> JSONResponse:
         """The JSON Schema of a file format, as `judge schema NAME` prints it."""
+        from judge.api import format_schemas
         from judge.errors import UsageError
         from judge.model.schemas import json_schema
 
         try:
-            return JSONResponse(json_schema(name))
+            return JSONResponse(json_schema(name, format_schemas()))
         except UsageError as exc:
             return JSONResponse({"detail": exc.message}, status_code=404)
 
