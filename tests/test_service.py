@@ -286,6 +286,7 @@ def test_token_guards_v1_and_review(tmp_path: Path) -> None:
     for path in ("/v1/judges", "/v1/schema", "/review"):
         refused = client.get(path)
         assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+        assert refused.headers["x-judge-exit-code"] == "2"  # as every refusal: the caller's input, not the agent
         assert "Authorization: Bearer" in refused.json()["detail"]
     assert client.get("/v1/schema", headers={"Authorization": "Bearer wrong"}).status_code == 401
     assert client.get("/v1/schema", headers={"Authorization": "Bearer s3cret tok;en"}).status_code == 200
@@ -309,7 +310,7 @@ def test_body_limit_by_length_and_while_streaming() -> None:
     client = TestClient(create_app(max_body=2000))
     big = {"scenario": {"id": "s"}, "traces": [[{"pad": "x" * 3000}]]}
     by_length = client.post("/v1/grade", json=big)
-    assert by_length.status_code == 413
+    assert by_length.status_code == 413 and by_length.headers["x-judge-exit-code"] == "2"
     assert by_length.json()["detail"] == "request body larger than the limit of 2000 bytes (judge serve --max-body)"
 
     def chunks():
@@ -318,7 +319,7 @@ def test_body_limit_by_length_and_while_streaming() -> None:
             yield data[i:i + 500]
 
     streamed = client.post("/v1/grade", content=chunks(), headers={"content-type": "application/json"})
-    assert streamed.status_code == 413
+    assert streamed.status_code == 413 and streamed.headers["x-judge-exit-code"] == "2"
     assert "2000 bytes" in streamed.json()["detail"]
     small = client.post("/v1/grade", json={"scenario": {"id": "s"}, "traces": [[]], "judge": "none"})
     assert small.status_code == 422  # under the limit: graded (and refused for its content)

@@ -29,13 +29,12 @@ from starlette.concurrency import run_in_threadpool
 from judge import __version__
 from judge.errors import JudgeInputError
 from judge.service.grade import GradeRequest, JudgePool, grade_request
-from judge.service.http import LOOPBACK_HOSTS, BearerAuth, BodyLimit, SecurityHeaders, TrustedHosts
+from judge.service.http import EXIT_HEADER, LOOPBACK_HOSTS, BearerAuth, BodyLimit, SecurityHeaders, TrustedHosts
 from judge.service.summary import AuditRequest, audit_request
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 TOKEN_ENV = "JUDGE_API_TOKEN"
 HOSTS_ENV = "JUDGE_ALLOWED_HOSTS"
-EXIT_HEADER = "X-Judge-Exit-Code"
 
 
 class ErrorBody(BaseModel):
@@ -119,7 +118,8 @@ def _error_handlers(app: FastAPI) -> None:
         if isinstance(exc.__cause__, RecursionError):  # FastAPI's body parse hit the stack
             from judge.model.limits import depth_message
 
-            return JSONResponse({"detail": f"request: body {depth_message()}"}, status_code=422)
+            return JSONResponse({"detail": f"request: body {depth_message()}"}, status_code=422,
+                                headers={EXIT_HEADER: "2"})
         return await http_exception_handler(request, exc)
 
     app.add_exception_handler(StarletteHTTPException, http_error)

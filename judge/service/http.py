@@ -23,6 +23,10 @@ from fastapi import HTTPException
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+# Every refusal says how the CLI would have exited: 2, the input or the usage (not the agent) is wrong.
+EXIT_HEADER = "X-Judge-Exit-Code"
+_USAGE_EXIT = (EXIT_HEADER.lower().encode(), b"2")
+
 TOKEN_COOKIE = "judge_token"
 PROTECTED = ("/v1/", "/review")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -114,7 +118,7 @@ class BodyLimit:
         length = Headers(scope=scope).get("content-length")
         if length is not None and length.strip().isdigit() and int(length) > self.max_body:
             await send_json(send, 413, {"detail": too_large_detail(self.max_body)},
-                            [(b"connection", b"close")])
+                            [(b"connection", b"close"), _USAGE_EXIT])
             return
         seen = 0
 
@@ -125,7 +129,7 @@ class BodyLimit:
                 seen += len(message.get("body", b""))
                 if seen > self.max_body:
                     # FastAPI re-raises an HTTPException from the body read; it renders as JSON.
-                    raise HTTPException(413, too_large_detail(self.max_body))
+                    raise HTTPException(413, too_large_detail(self.max_body), headers={EXIT_HEADER: "2"})
             return message
 
         await self.app(scope, limited, send)
@@ -186,4 +190,4 @@ class BearerAuth:
                   "JUDGE_API_TOKEN the server runs with)")
         if path.startswith("/review"):
             detail += "; in a browser, open /review?token=<token> once"
-        await send_json(send, 401, {"detail": detail}, [(b"www-authenticate", b"Bearer")])
+        await send_json(send, 401, {"detail": detail}, [(b"www-authenticate", b"Bearer"), _USAGE_EXIT])
