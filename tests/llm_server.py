@@ -153,6 +153,21 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def unreachable_api_base() -> str:
+    """An api_base on a loopback port nobody listens on: a judge that cannot be reached."""
+    return f"http://127.0.0.1:{_free_port()}/v1"
+
+
+def llm_judge_config(path, *, model: str, api_base: str, key_env: str, name: str = "gpt", **settings: Any):
+    """Write a [tool.judge] file whose default judge `name` is an llm judge of `model` at `api_base`
+    (the key read from `key_env`); `settings` add judge fields (timeout_s=5, ...). Returns `path`."""
+    lines = ["[tool.judge]", f'default = "{name}"', f"[tool.judge.judges.{name}]", 'backend = "llm"',
+             f'model = "{model}"', f'api_base = "{api_base}"', f'api_key_env = "{key_env}"',
+             *(f"{field} = {json.dumps(value)}" for field, value in settings.items())]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def start_server() -> ScriptedLLM:
     import uvicorn
 

@@ -14,7 +14,8 @@ from xml.etree import ElementTree as ET
 
 import pytest
 from fastapi.testclient import TestClient
-from review_data import free_port, live_server
+from llm_server import llm_judge_config, unreachable_api_base
+from review_data import live_server
 from typer.testing import CliRunner
 
 from judge.cli import app
@@ -30,19 +31,8 @@ def down(tmp_path, monkeypatch) -> Path:
     """A config whose default judge `gpt` is an LLM judge nobody answers for (a closed port)."""
     monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("JUDGE_DOWN_KEY", "sk-test-not-a-secret")
-    path = tmp_path / "judge.toml"
-    path.write_text(f"""
-[tool.judge]
-default = "gpt"
-[tool.judge.judges.gpt]
-backend = "llm"
-model = "openai/judge-down"
-api_base = "http://127.0.0.1:{free_port()}/v1"
-api_key_env = "JUDGE_DOWN_KEY"
-timeout_s = 5
-transport_retries = 0
-""")
-    return path
+    return llm_judge_config(tmp_path / "judge.toml", model="openai/judge-down", api_base=unreachable_api_base(),
+                            key_env="JUDGE_DOWN_KEY", timeout_s=5, transport_retries=0)
 
 
 def _contract(shared_dir: Path, name: str) -> str:

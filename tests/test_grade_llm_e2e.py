@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from llm_server import Reply, _schema_enums, auto_answer, llm_server, request_schema  # noqa: F401
+from llm_server import Reply, _schema_enums, auto_answer, llm_judge_config, llm_server, request_schema  # noqa: F401
 from typer.testing import CliRunner
 
 from judge.cli import app
@@ -21,19 +21,8 @@ def config(llm_server, tmp_path, monkeypatch):  # noqa: F811
     monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / "cache"))
     libs()[0].register_model({MODEL: {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
                                       "litellm_provider": "openai", "mode": "chat", "max_tokens": 4096}})
-    path = tmp_path / "judge.toml"
-    path.write_text(f"""
-[tool.judge]
-default = "gpt"
-[tool.judge.judges.gpt]
-backend = "llm"
-model = "{MODEL}"
-api_base = "{llm_server.api_base}"
-api_key_env = "JUDGE_E2E_KEY"
-timeout_s = 5
-backoff_s = 0.01
-""")
-    return path
+    return llm_judge_config(tmp_path / "judge.toml", model=MODEL, api_base=llm_server.api_base,
+                            key_env="JUDGE_E2E_KEY", timeout_s=5, backoff_s=0.01)
 
 
 def _grade(shared_dir, config, trace, out):

@@ -179,22 +179,12 @@ def test_shard_options_that_do_not_fit_are_usage_errors(suite, tmp_path):
 
 def test_merge_exit_codes_are_those_of_the_suite(tmp_path, monkeypatch):
     """Pass (0) and inconclusive (3: an unreachable judge) merged as the unsharded suite decides them."""
-    from review_data import free_port
+    from llm_server import llm_judge_config, unreachable_api_base
 
     monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("JUDGE_DOWN_KEY", "sk-test-not-a-secret")
-    config = tmp_path / "judge.toml"
-    config.write_text(f"""
-[tool.judge]
-default = "gpt"
-[tool.judge.judges.gpt]
-backend = "llm"
-model = "openai/judge-down"
-api_base = "http://127.0.0.1:{free_port()}/v1"
-api_key_env = "JUDGE_DOWN_KEY"
-timeout_s = 5
-transport_retries = 0
-""")
+    config = llm_judge_config(tmp_path / "judge.toml", model="openai/judge-down", api_base=unreachable_api_base(),
+                              key_env="JUDGE_DOWN_KEY", timeout_s=5, transport_retries=0)
     runs = tmp_path / "runs"
     runs.mkdir()
     for name in ("r-01.jsonl", "r-02.jsonl", "r-04.jsonl"):  # runs of the example that pass

@@ -22,7 +22,7 @@ from judge.draft.answer import answer_model
 from judge.draft.items import Draft
 from judge.draft.source import Conversation
 from judge.errors import ConfigError, with_article
-from judge.judges.cache import VerdictCache, request_key
+from judge.judges.cache import VerdictCache, call_key
 from judge.prompts import Prompt, load_prompt
 
 DEFAULT_PROMPT = "ledger-draft@1"
@@ -96,14 +96,10 @@ class DraftAssistant:
         return self.prompt.render({"ledger": ledger_lines(draft), "tools": tools, "events": events}), texts
 
     def propose(self, conv: Conversation, draft: Draft) -> Outcome:
-        from judge.judges.schema import json_schema
-
         messages, texts = self.messages(conv, draft)
         model_cls = answer_model(texts, list(conv.tools))
         params = {"temperature": self.config.temperature, "seed": self.config.seed}
-        key = request_key({"prompt": self.prompt.fingerprint(), "model": self.config.model,
-                           "api_base": self.config.api_base, "mode": self.config.mode, "params": params,
-                           "messages": messages, "schema": json_schema(model_cls)})
+        key = call_key(self.config, self.prompt, messages, model_cls, params)
         cached = self.cache.get(key) if self.cache is not None else None
         if cached is not None:
             try:
@@ -116,21 +112,12 @@ class DraftAssistant:
         return outcome
 
     def _call(self, messages: list[dict[str, str]], model_cls: Any, params: dict[str, Any]) -> Outcome:
-        from judge.judges.client import CallFailed, StructuredClient, Usage, cost_usd
+        from judge.judges.client import call_once
 
-        spent = Usage()
-        try:
-            answer = StructuredClient(self.config, self._api_key).ask_sync(messages, model_cls, params, spent)
-        except CallFailed as exc:
-            return Outcome(error=str(exc), usage=_usage(spent))
-        usage = _usage(spent)
-        usage["cost_usd"] = cost_usd(self.config.model, spent.input_tokens, spent.output_tokens)
+        answer, error, usage = call_once(self.config, self._api_key, messages, model_cls, params)
+        if error is not None:
+            return Outcome(error=error, usage=usage)
         return Outcome(model_cls.model_validate(answer.model_dump()), usage=usage)
-
-
-def _usage(spent: Any) -> dict[str, Any]:
-    return {"calls": 1, "cache_hits": 0, "attempts": spent.attempts, "input_tokens": spent.input_tokens,
-            "output_tokens": spent.output_tokens, "transport_retries": spent.transport_retries}
 
 
 def make_assistant(name: str, *, config_file: Any = None, cache: VerdictCache | None = None) -> DraftAssistant:

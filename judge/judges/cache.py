@@ -70,6 +70,18 @@ def request_key(payload: Any) -> str:
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
+def call_key(config: Any, prompt: Any, messages: list[dict[str, str]], model_cls: Any, params: dict[str, Any],
+             **extra: Any) -> str:
+    """The cache key of one structured call: everything that decides its answer (the prompt's
+    fingerprint, model, endpoint, mode, sampling, the messages and the answer's schema; `extra` adds
+    what a caller's answers also depend on, e.g. the sample and render version)."""
+    from judge.judges.schema import json_schema
+
+    return request_key({"prompt": prompt.fingerprint(), "model": config.model, "api_base": config.api_base,
+                        "mode": config.mode, "params": params, "messages": messages,
+                        "schema": json_schema(model_cls), **extra})
+
+
 def _row(row: Any) -> dict[str, Any]:
     return {f.name: getattr(row, f.name) for f in dataclasses.fields(row)}  # asdict deep-copies: slow
 

@@ -47,6 +47,11 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
 
+    def record(self) -> dict[str, Any]:
+        """This call as a report's usage counts (one call, no cache hit)."""
+        return {"calls": 1, "cache_hits": 0, "attempts": self.attempts, "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens, "transport_retries": self.transport_retries}
+
     def add(self, response: Any) -> None:
         counts = getattr(response, "usage", None)
         self.input_tokens += getattr(counts, "prompt_tokens", 0) or 0
@@ -121,6 +126,18 @@ def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
     except Exception:  # litellm raises a plain Exception for an unmapped model
         return None
     return round(prompt_cost + completion_cost, 10)
+
+
+def call_once(config: JudgeConfig, api_key: str | None, messages: list[dict[str, str]],
+              model_cls: type[BaseModel], params: dict[str, Any]) -> tuple[BaseModel | None, str | None, dict[str, Any]]:
+    """One synchronous structured call (the summary audit's, the drafter's): (answer, None, usage)
+    or (None, the judge error, usage); the usage carries its cost once answered."""
+    spent = Usage()
+    try:
+        answer = StructuredClient(config, api_key).ask_sync(messages, model_cls, params, spent)
+    except CallFailed as exc:
+        return None, str(exc), spent.record()
+    return answer, None, {**spent.record(), "cost_usd": cost_usd(config.model, spent.input_tokens, spent.output_tokens)}
 
 
 class StructuredClient:

@@ -29,11 +29,11 @@ from judge.config import JudgeConfig
 from judge.errors import ConfigError
 from judge.judges import tokens
 from judge.judges.base import JudgeRequest, JudgeResult
-from judge.judges.cache import VerdictCache, checkpoint_key, request_key
+from judge.judges.cache import VerdictCache, call_key, checkpoint_key
 from judge.judges.client import CallFailed, StructuredClient, Usage, cost_usd, libs  # noqa: F401 (libs, cost_usd: this module's face)
 from judge.judges.merge import majority, merge_windows
 from judge.judges.render import RENDER_VERSION, Window, build_windows
-from judge.judges.schema import json_schema, to_judge_verdict, verdict_model
+from judge.judges.schema import to_judge_verdict, verdict_model
 from judge.model import Event, JudgeFinding, JudgeVerdict
 from judge.prompts import Prompt, load_prompt
 
@@ -164,10 +164,8 @@ class LLMJudge:
     async def _call(self, request: JudgeRequest, window: Window, sample: int) -> CallRecord:
         model_cls = verdict_model(request.keys, [e.id for e in window.events])
         params = self._params(sample)
-        key = request_key({"prompt": self.prompt.fingerprint(), "model": self.config.model,
-                           "api_base": self.config.api_base, "mode": self.config.mode, "params": params,
-                           "sample": sample, "messages": window.messages,
-                           "schema": json_schema(model_cls), "render_version": RENDER_VERSION})
+        key = call_key(self.config, self.prompt, window.messages, model_cls, params, sample=sample,
+                       render_version=RENDER_VERSION)
         record = CallRecord(part=window.part, sample=sample, request_hash=key)
         if self._from_cache(record):
             return record

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Sequence
 from judge.config import JudgeConfig
 from judge.errors import ConfigError, with_article
 from judge.judges.base import LedgerRow
-from judge.judges.cache import VerdictCache, request_key
+from judge.judges.cache import VerdictCache, call_key
 from judge.model import SummaryEvent
 from judge.prompts import Prompt, load_prompt
 from judge.summaries.audit import LayerFinding
@@ -84,7 +84,7 @@ class SummaryJudge:
 
     def audit(self, ledger: Any, turn: int, entries: Sequence[AuditEntry], text: str, *,
               event: SummaryEvent | None = None, names: Iterable[str | None] = ()) -> LayerResult:
-        from judge.judges.schema import json_schema, summary_audit_model
+        from judge.judges.schema import summary_audit_model
 
         if not entries:
             return LayerResult()
@@ -92,9 +92,7 @@ class SummaryJudge:
         messages = self.messages(turn, entries, text, event=event, names=names)
         model_cls = summary_audit_model(keys)
         params = {"temperature": self.config.temperature, "seed": self.config.seed}
-        key = request_key({"prompt": self.prompt.fingerprint(), "model": self.config.model,
-                           "api_base": self.config.api_base, "mode": self.config.mode, "params": params,
-                           "messages": messages, "schema": json_schema(model_cls)})
+        key = call_key(self.config, self.prompt, messages, model_cls, params)
         cached = self.cache.get(key) if self.cache is not None else None
         if cached is not None and isinstance(cached.get("findings"), list):
             return LayerResult(_layer_findings(cached["findings"]), usage={"calls": 0, "cache_hits": 1})
@@ -104,22 +102,13 @@ class SummaryJudge:
         return result
 
     def _call(self, messages: list[dict[str, str]], model_cls: Any, params: dict[str, Any]) -> LayerResult:
-        from judge.judges.client import CallFailed, StructuredClient, Usage, cost_usd
+        from judge.judges.client import call_once
 
-        spent = Usage()
-        try:
-            answer = StructuredClient(self.config, self._api_key).ask_sync(messages, model_cls, params, spent)
-        except CallFailed as exc:
-            return LayerResult(error=str(exc), usage=_usage(spent))
-        usage = _usage(spent)
-        usage["cost_usd"] = cost_usd(self.config.model, spent.input_tokens, spent.output_tokens)
+        answer, error, usage = call_once(self.config, self._api_key, messages, model_cls, params)
+        if error is not None:
+            return LayerResult(error=error, usage=usage)
         raw = [f.model_dump() for f in answer.findings]
         return LayerResult(_layer_findings(raw), usage=usage, raw=raw)
-
-
-def _usage(spent: Any) -> dict[str, Any]:
-    return {"calls": 1, "cache_hits": 0, "attempts": spent.attempts, "input_tokens": spent.input_tokens,
-            "output_tokens": spent.output_tokens, "transport_retries": spent.transport_retries}
 
 
 def _layer_findings(raw: list[dict[str, Any]]) -> dict[str, LayerFinding]:

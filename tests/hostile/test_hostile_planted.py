@@ -9,7 +9,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from llm_server import Reply, llm_server  # noqa: F401  (fixture)
+from llm_server import Reply, llm_judge_config, llm_server  # noqa: F401  (fixture)
 from planted import FIELD_VALUES, SCENARIO, VALUES, leaks, planted_trace
 from typer.testing import CliRunner
 
@@ -27,20 +27,8 @@ def config(llm_server, tmp_path, monkeypatch):  # noqa: F811
     monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / "cache"))
     libs()[0].register_model({MODEL: {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
                                       "litellm_provider": "openai", "mode": "chat", "max_tokens": 4096}})
-    path = tmp_path / "judge.toml"
-    path.write_text(f"""
-[tool.judge]
-default = "probe"
-[tool.judge.judges.probe]
-backend = "llm"
-model = "{MODEL}"
-api_base = "{llm_server.api_base}"
-api_key_env = "JUDGE_PLANTED_KEY"
-timeout_s = 5
-backoff_s = 0.01
-max_retries = 1
-""")
-    return path
+    return llm_judge_config(tmp_path / "judge.toml", name="probe", model=MODEL, api_base=llm_server.api_base,
+                            key_env="JUDGE_PLANTED_KEY", timeout_s=5, backoff_s=0.01, max_retries=1)
 
 
 @pytest.fixture
