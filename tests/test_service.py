@@ -216,6 +216,8 @@ def test_schema_endpoints(client: TestClient) -> None:
     assert client.get("/v1/schema/grade-report").json() == json_schema("grade-report")
     missing = client.get("/v1/schema/nothing")
     assert missing.status_code == 404 and "unknown schema 'nothing'" in missing.json()["detail"]
+    assert missing.headers["x-judge-exit-code"] == "2"  # as `judge schema nothing` exits
+    assert "x-judge-exit-code" not in client.get("/v1/schema").headers  # a plain answer has no exit code
 
 
 def test_health_and_openapi(client: TestClient) -> None:

@@ -21,15 +21,23 @@ from typing import Any, Iterable
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from starlette.exceptions import HTTPException as StarletteHTTPException
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge import __version__
 from judge.errors import JudgeInputError
 from judge.service.grade import GradeRequest, JudgePool, grade_request
-from judge.service.http import EXIT_HEADER, LOOPBACK_HOSTS, BearerAuth, BodyLimit, SecurityHeaders, TrustedHosts
+from judge.service.http import (
+    EXIT_HEADER,
+    LOOPBACK_HOSTS,
+    BearerAuth,
+    BodyLimit,
+    ExitCodes,
+    SecurityHeaders,
+    TrustedHosts,
+)
 from judge.service.summary import AuditRequest, audit_request
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
@@ -82,7 +90,8 @@ def create_app(*, reports_dir: str | Path | None = None, labels_path: str | Path
     app.add_middleware(BodyLimit, max_body=max_body)
     app.add_middleware(BearerAuth, token=token or None)
     app.add_middleware(SecurityHeaders)
-    app.add_middleware(TrustedHosts, hosts=tuple(allowed_hosts))  # added last: runs first
+    app.add_middleware(TrustedHosts, hosts=tuple(allowed_hosts))
+    app.add_middleware(ExitCodes)  # added last: runs first, so every refusal carries the exit code
     _error_handlers(app)
     _api_routes(app)
     _add_report_schema(app)  # the report model in the OpenAPI components, for /v1/grade's $ref
@@ -118,8 +127,7 @@ def _error_handlers(app: FastAPI) -> None:
         if isinstance(exc.__cause__, RecursionError):  # FastAPI's body parse hit the stack
             from judge.model.limits import depth_message
 
-            return JSONResponse({"detail": f"request: body {depth_message()}"}, status_code=422,
-                                headers={EXIT_HEADER: "2"})
+            return JSONResponse({"detail": f"request: body {depth_message()}"}, status_code=422)
         return await http_exception_handler(request, exc)
 
     app.add_exception_handler(StarletteHTTPException, http_error)

@@ -23,9 +23,7 @@ from fastapi import HTTPException
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-# Every refusal says how the CLI would have exited: 2, the input or the usage (not the agent) is wrong.
 EXIT_HEADER = "X-Judge-Exit-Code"
-_USAGE_EXIT = (EXIT_HEADER.lower().encode(), b"2")
 
 TOKEN_COOKIE = "judge_token"
 PROTECTED = ("/v1/", "/review")
@@ -64,6 +62,33 @@ class TrustedHosts:
             return
         await send_json(send, 400, {"detail": f"Host {host!r} is not a name this server answers to "
                                               "(judge serve --allowed-host NAME)"})
+
+
+class ExitCodes:
+    """Every answer says how the CLI would have exited: a grade or audit sets X-Judge-Exit-Code itself
+    (0, 1, 3); any other 4xx is the caller's input or usage (2), any 5xx a bug of ours (4). Outermost,
+    so the refusals of the other middleware (host, token, body size) carry it too."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_exit_code(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] >= 400:
+                headers = list(message.get("headers", []))
+                if not any(k.lower() == _EXIT_KEY for k, _ in headers):
+                    headers.append((_EXIT_KEY, b"2" if message["status"] < 500 else b"4"))
+                    message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_exit_code)
+
+
+_EXIT_KEY = EXIT_HEADER.lower().encode()
 
 
 class SecurityHeaders:
@@ -118,7 +143,7 @@ class BodyLimit:
         length = Headers(scope=scope).get("content-length")
         if length is not None and length.strip().isdigit() and int(length) > self.max_body:
             await send_json(send, 413, {"detail": too_large_detail(self.max_body)},
-                            [(b"connection", b"close"), _USAGE_EXIT])
+                            [(b"connection", b"close")])
             return
         seen = 0
 
@@ -129,7 +154,7 @@ class BodyLimit:
                 seen += len(message.get("body", b""))
                 if seen > self.max_body:
                     # FastAPI re-raises an HTTPException from the body read; it renders as JSON.
-                    raise HTTPException(413, too_large_detail(self.max_body), headers={EXIT_HEADER: "2"})
+                    raise HTTPException(413, too_large_detail(self.max_body))
             return message
 
         await self.app(scope, limited, send)
@@ -190,4 +215,4 @@ class BearerAuth:
                   "JUDGE_API_TOKEN the server runs with)")
         if path.startswith("/review"):
             detail += "; in a browser, open /review?token=<token> once"
-        await send_json(send, 401, {"detail": detail}, [(b"www-authenticate", b"Bearer"), _USAGE_EXIT])
+        await send_json(send, 401, {"detail": detail}, [(b"www-authenticate", b"Bearer")])

@@ -71,6 +71,7 @@ def test_a_foreign_host_header_is_refused(app, host):
     client = TestClient(app, base_url="http://127.0.0.1")
     answer = client.get("/healthz", headers={"host": host})
     assert answer.status_code == 400 and "judge serve --allowed-host" in answer.json()["detail"]
+    assert answer.headers["x-judge-exit-code"] == "2"
     assert client.post("/v1/grade", json={}, headers={"host": host}).status_code == 400
 
 
