@@ -29,7 +29,7 @@ def lint_file(scenario: str | Path, traces: Iterable[str | Path] = ()) -> list[L
     with traces, also a warning for each `authorised` rule whose confirm phrase sits in the user
     message that stated its key (it never counts as the confirmation). A FixtureError when the file
     cannot be read."""
-    from judge.checks.confirm import lint_confirmations
+    from judge.checks.kinds.authorised import lint_confirmations
     from judge.ledger import lint_path
 
     ledger, lines, issues = lint_path(scenario)

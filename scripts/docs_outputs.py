@@ -17,6 +17,14 @@ on the site) on the line right before a fenced block that the script owns:
     (the file, verbatim)
     ```
 
+A third kind, `judge-markdown`, holds one command whose output is Markdown put into the page as it
+is (no fence, no `$ COMMAND` line), up to a closing `<!-- /judge-markdown -->` line: the rule table
+of docs/scenarios.md is `judge rules --markdown`, generated from the rule kinds' specs.
+
+    <!-- judge-markdown: judge rules --markdown -->
+    (generated)
+    <!-- /judge-markdown -->
+
 A `judge-output` marker holds one command, or several separated by ` ; ` (run in order, whatever
 their exit codes, as a shell would). A command may start with `COLUMNS=N ` (that width instead of
 100, as a shell would set it). A command is split like a shell line (shlex) and is one of:
@@ -65,7 +73,8 @@ DOCS = ROOT / "docs"
 SCRATCH = ROOT / "out" / "docs"
 README = ROOT / "README.md"
 INDEX = DOCS / "index.md"
-MARKER = re.compile(r"^<!-- judge-(output|file): (.+?) -->\s*$")
+MARKER = re.compile(r"^<!-- judge-(output|file|markdown): (.+?) -->\s*$")
+MARKDOWN_END = "<!-- /judge-markdown -->"
 FENCE = re.compile(r"^(`{3,})([\w-]*)\s*$")
 INDEX_HEADER = ("<!-- Generated from README.md by scripts/docs_outputs.py --write: edit README.md, "
                 "not this file. -->\n")
@@ -86,7 +95,7 @@ class DocsError(Exception):
 class Block:
     page: Path          # the page holding the marker
     line: int           # the marker's line number (1-based)
-    kind: str           # "output" or "file"
+    kind: str           # "output", "file" or "markdown"
     spec: str           # the command(s), or the file path
     body: tuple[int, int] | None  # line indices [start, end) of the fenced content; None: no block yet
     lang: str = "text"
@@ -107,6 +116,13 @@ def find_blocks(page: Path, lines: list[str]) -> list[Block]:
         if not m:
             continue
         block = Block(page, i + 1, m.group(1), m.group(2).strip(), None)
+        if block.kind == "markdown":
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == MARKDOWN_END), None)
+            if end is None:
+                raise DocsError(f"{block.where()}: no {MARKDOWN_END} line closes the marker")
+            block.body, block.lang = (i + 1, end), "markdown"
+            blocks.append(block)
+            continue
         fence = FENCE.match(lines[i + 1]) if i + 1 < len(lines) else None
         if fence:
             end = next((j for j in range(i + 2, len(lines)) if lines[j].rstrip() == fence.group(1)), None)
@@ -223,6 +239,20 @@ def run_marker(spec: str) -> list[str]:
     return out
 
 
+def markdown_lines(spec: str) -> list[str]:
+    """The output of a `judge-markdown` marker's one command, as the page's lines."""
+    try:
+        argv = shlex.split(spec)
+    except ValueError as exc:
+        raise DocsError(f"cannot split {spec!r}: {exc}") from None
+    if not argv or argv[0] not in ("judge", "python"):
+        raise DocsError("a judge-markdown marker runs one judge or python command")
+    text, code = _run_one(argv)
+    if code:
+        raise DocsError(f"`{spec}` exited {code}: {text.strip()[:200]}")
+    return _normalise(text)
+
+
 def file_lines(spec: str) -> list[str]:
     path = ROOT / spec
     if not path.is_file():
@@ -241,6 +271,7 @@ def index_from_readme(readme: str) -> str:
 def _render(blocks_by_page: dict[Path, tuple[list[str], list[Block]]]) -> dict[Path, dict[int, list[str]]]:
     """Run every marker (in parallel; identical ones once) -> page -> marker line -> block lines."""
     specs = {b.spec for _, blocks in blocks_by_page.values() for b in blocks if b.kind == "output"}
+    markdown = {b.spec for _, blocks in blocks_by_page.values() for b in blocks if b.kind == "markdown"}
     if SCRATCH.exists():
         shutil.rmtree(SCRATCH)
     SCRATCH.mkdir(parents=True)
@@ -248,11 +279,13 @@ def _render(blocks_by_page: dict[Path, tuple[list[str], list[Block]]]) -> dict[P
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         order = sorted(specs, key=lambda spec: (not any(s in spec for s in SLOW), spec))
         futures = {spec: pool.submit(run_marker, spec) for spec in order}
+        md_futures = {spec: pool.submit(markdown_lines, spec) for spec in sorted(markdown)}
     results: dict[Path, dict[int, list[str]]] = {}
     for page, (_, blocks) in blocks_by_page.items():
         for b in blocks:
             try:
-                lines = futures[b.spec].result() if b.kind == "output" else file_lines(b.spec)
+                lines = futures[b.spec].result() if b.kind == "output" else \
+                    md_futures[b.spec].result() if b.kind == "markdown" else file_lines(b.spec)
             except DocsError as exc:
                 raise DocsError(f"{b.where()}: {exc}") from None
             results.setdefault(page, {})[b.line] = lines
@@ -304,7 +337,7 @@ def check() -> list[str]:
     for page, (lines, blocks) in loaded.items():
         for b in blocks:
             want = results[page][b.line]
-            what = f"output of `{b.spec}`" if b.kind == "output" else f"the copy of {b.spec}"
+            what = f"output of `{b.spec}`" if b.kind in ("output", "markdown") else f"the copy of {b.spec}"
             if b.body is None:
                 problems.append(f"{b.where()}: no fenced block after the marker for {what}")
                 continue

@@ -20,8 +20,7 @@ authorise, so the call is reported for a person to check rather than passed sile
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 _CONDITION = r"(?:until|till|unless|before|without|wait(?:ing)?|if|once|only)"
 _NEGATION = r"(?:not|never|no\s+longer|\w+n't|cannot)"
@@ -69,34 +68,3 @@ def confirms(text: str, phrases: re.Pattern[str]) -> bool:
 def phrase_matches(text: str, phrases: re.Pattern[str]) -> list[str]:
     """Every confirm phrase `text` holds, governed or not (for the lint)."""
     return list(dict.fromkeys(m.group(0) for m in phrases.finditer(text or "")))
-
-
-def lint_confirmations(ledger: Any, traces: Iterable[str | Path], lines: dict | None = None) -> list[Any]:
-    """Warnings (judge.ledger.LintIssue) for each `authorised` rule whose confirm phrase occurs in
-    a user message of a trace at a turn that stated or set the rule's key: that message never
-    counts as the confirmation, which is easy to miss when writing the scenario."""
-    from judge.ledger import LintIssue, dotted, line_of
-    from judge.trace import TraceReader
-
-    rules = [(i, rule) for i, rule in enumerate(ledger.scenario.rules)
-             if getattr(rule, "check", None) == "authorised" and rule.confirm and rule.key in ledger]
-    issues = []
-    for trace in traces:
-        if not rules:
-            break
-        setting = {i: {v.turn for v in ledger.history(rule.key).versions if v.source == "user"} for i, rule in rules}
-        for event in TraceReader(trace, expected_scenario=ledger.scenario.id):
-            if event.kind != "user":
-                continue
-            for i, rule in rules:
-                if event.turn not in setting[i]:
-                    continue
-                found = phrase_matches(event.text, phrase_pattern(rule.confirm))
-                if found:
-                    loc = ("rules", i, "confirm")
-                    issues.append(LintIssue(
-                        "warning", f"{trace}: the user message {event.id} (turn {event.turn}) that states "
-                        f"{rule.key!r} holds the confirm phrase {found[0]!r}; it never counts as the "
-                        "confirmation (only a later message outside a prohibition or condition does)",
-                        dotted(loc), line_of(lines or {}, loc)))
-    return issues

@@ -28,6 +28,7 @@ EXAMPLES: dict[str, list[str]] = {
     "lint": ["judge lint examples/travel-booking/scenario.yaml examples/travel-booking/drift.jsonl"],
     "ledger": ["judge ledger docs/tour/scenario.yaml --turn 2"],
     "schema": ["judge schema scenario"],
+    "rules": ["judge rules", "judge rules --markdown"],
     "draft": ["judge draft docs/tour/drift.jsonl -o scenario.yaml"],
     "calibrate": ["judge calibrate --labels labels --verdicts calibration/records/local.verdicts.jsonl "
                   "--name local --out out/records"],

@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, Iterable
 
-from judge.checks import RuleSet
+from judge.checks import RuleSet, leak_kinds
 from judge.grade.divergence import first_divergence, first_veto
 from judge.grade.findings import answer_errors, checkpoint_report, window_keys
 from judge.grade.metrics import component_metrics, quality_score
@@ -80,13 +80,8 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
     (judge.grade.outcome); GradeSession settles it again with the configured one. `digest`: hash a
     trace file while reading it, into `provenance.inputs.traces` (no second pass over the file)."""
     rules = RuleSet(ledger)
-    hook = None
-    if rules.leak_rules:
-        from judge.checks.leaks import scan_raw_record
-
-        def hook(record: dict) -> None:
-            scan_raw_record(rules.leak_rules, record, rules.scratch)
-    reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=hook, digest=digest)
+    reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=rules.raw_hook(),
+                         digest=digest)
     rules.share_calls(reader.calls)
     acc = RunAccumulator()
     summaries: list | None = [] if audits_summaries(judge) else None  # kept only when audited
@@ -144,9 +139,10 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
                 cost.cost_usd = (cost.cost_usd or 0.0) + r.cost_usd
     cost.estimated_input_tokens = sum(u.estimated_tokens for u in cost.requests)
     metrics: Metrics = component_metrics(findings, acc.recovery, ledger,
-                                          {rid: r.check for rid, r in zip(rules.ids, rules.rules)})
+                                          {rid: spec.family for rid, spec in zip(rules.ids, rules.specs)})
+    leak_checks = leak_kinds()
     leaks = [Leak(key=h.key, event=h.event, turn=h.turn, rule=h.rule, where=_leak_where(h.detail))
-             for w in acc.windows for h in w.hits if h.check == "no-leak" and h.violated]
+             for w in acc.windows for h in w.hits if h.violated and h.check in leak_checks]
     warnings = [f"safety-critical key {f.key!r} has no rule: " + UNGUARDED.get(f.verdict, "the judge alone decided it")
                 for f in findings if f.unguarded]
     warnings += [f"safety-critical key {f.key!r} has no rule and no judge looked at it"

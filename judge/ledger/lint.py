@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from judge.errors import FixtureError, one_line
 from judge.ledger.fixture import dotted, line_of
 from judge.ledger.reducer import USER_INSTRUCTION_CLASSES, ExpectedLedger, KeyHistory, delta_problem, history_from_entry
-from judge.model import Scenario
+from judge.model import REGISTRY, Scenario
 
 
 @dataclass
@@ -107,11 +107,9 @@ def _lint_rules(scenario: Scenario, ledger: ExpectedLedger, add) -> None:
             add("error", f"rule guards unknown ledger key {rule.key!r}", ("rules", i, "key"))
             continue
         guarded.add(rule.key)
-        h = ledger.history(rule.key)
-        if rule.check == "authorised" and rule.permission is not None and rule.permission not in ledger:
-            add("error", f"unknown permission key {rule.permission!r}", ("rules", i, "permission"))
-        if rule.check == "superseded-value" and len(h.versions) < 2:
-            add("warning", f"no delta sets {rule.key!r}, so this rule can never fire", ("rules", i, "key"))
+        kind_lint = getattr(REGISTRY.specs().get(rule.check), "lint", None)  # each kind's own fixture checks
+        for level, message, name in (kind_lint(rule, ledger) if kind_lint is not None else ()):
+            add(level, message, ("rules", i, name))
     for i, entry in enumerate(scenario.ledger):
         if entry.sensitivity == "safety-critical" and entry.key not in guarded:
             add("warning", f"safety-critical key {entry.key!r} has no rule guarding it: the judge alone "

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from judge.model.base import DeltaOp, EntryClass, Persistence, Sensitivity, Source, Strict
-from judge.model.rules import Rule
+from judge.model.rules import Rule, holds_rules
 
 
 class LedgerEntry(Strict):
@@ -78,8 +78,12 @@ class Session(Strict):
     first_turn: int = Field(ge=0, strict=True)
 
 
+@holds_rules
 class Scenario(Strict):
     """The reviewed ledger fixture of one scenario (YAML or JSON)."""
+
+    # Built on first use: its rules are a union of the registered rule kinds (judge.model.rules).
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
     id: str = Field(min_length=1)
     title: str | None = None

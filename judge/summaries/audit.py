@@ -26,8 +26,9 @@ from typing import Any, Iterable, Literal
 from pydantic import Field
 
 from judge.checks import rule_ids
+from judge.checks.kinds.summary_phrases import SummaryPhrasesRule
 from judge.ledger import ExpectedLedger
-from judge.model import EntryClass, Event, Sensitivity, Strict, SummaryEvent, SummaryPhrasesRule
+from judge.model import EntryClass, Event, Sensitivity, Strict, SummaryEvent
 from judge.summaries.inputs import read_summary_file, summary_events_of  # noqa: F401 (re-exported)
 from judge.summaries.semantic import AuditEntry, Thresholds
 
