@@ -27,7 +27,8 @@ of docs/scenarios.md is `judge rules --markdown`, generated from the rule kinds'
 
 A `judge-output` marker holds one command, or several separated by ` ; ` (run in order, whatever
 their exit codes, as a shell would). A command may start with `COLUMNS=N ` (that width instead of
-100, as a shell would set it). A command is split like a shell line (shlex) and is one of:
+100, as a shell would set it) and `PYTHONPATH=FOLDER ` (a folder of the repository first on the
+path: a plug-in installed in place). A command is split like a shell line (shlex) and is one of:
 
 - `judge ARGS`: the `judge` console script installed beside this Python;
 - `python ARGS`: this Python;
@@ -193,7 +194,7 @@ def jq(flt: str, data):
     return data
 
 
-def _run_one(argv: list[str], columns: str | None = None) -> tuple[str, int]:
+def _run_one(argv: list[str], columns: str | None = None, path: str | None = None) -> tuple[str, int]:
     if argv[0] == "jq":
         if len(argv) != 3:
             raise DocsError("jq takes a filter and a file: jq FILTER FILE")
@@ -211,6 +212,8 @@ def _run_one(argv: list[str], columns: str | None = None) -> tuple[str, int]:
     env = _env()
     if columns is not None:
         env["COLUMNS"] = columns
+    if path is not None:  # a folder of the repository put first on PYTHONPATH (a plug-in installed in place)
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT / path), env["PYTHONPATH"]])
     proc = subprocess.run(exe + argv[1:], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
     return proc.stdout, proc.returncode
@@ -224,14 +227,18 @@ def run_marker(spec: str) -> list[str]:
             argv = shlex.split(command)
         except ValueError as exc:
             raise DocsError(f"cannot split {command!r}: {exc}") from None
-        columns = None
-        if argv and argv[0].startswith("COLUMNS="):  # `COLUMNS=140 judge ...`: that width, as a shell would
-            columns = argv.pop(0).split("=", 1)[1]
-            if not columns.isdigit():
-                raise DocsError(f"COLUMNS must be a number in {command!r}")
+        columns, path = None, None
+        while argv and argv[0].startswith(("COLUMNS=", "PYTHONPATH=")):  # as a shell would set them
+            name, value = argv.pop(0).split("=", 1)
+            if name == "COLUMNS":
+                if not value.isdigit():
+                    raise DocsError(f"COLUMNS must be a number in {command!r}")
+                columns = value
+            else:
+                path = value
         if not argv:
             raise DocsError("empty command")
-        text, code = _run_one(argv, columns)
+        text, code = _run_one(argv, columns, path)
         out.append(f"$ {command}")
         out.extend(_normalise(text))
         if code:

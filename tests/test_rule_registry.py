@@ -185,3 +185,101 @@ def test_a_broken_plugin_is_one_line_and_exit_2(tmp_path):
     assert result.returncode == 2, result.stdout + result.stderr
     assert "broken" in result.stderr and "this plug-in does not import" in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def _plugin(tmp_path: Path, name: str, group: str, entry: str, source: str) -> dict[str, str]:
+    """A package installed in place: its module and a dist-info naming one entry point."""
+    dist = tmp_path / f"{name}.dist-info"
+    dist.mkdir(exist_ok=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[{group}]\n{entry}\n")
+    (tmp_path / f"{name}.py").write_text(source)
+    return {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+
+
+BACKEND_PLUGIN = '''
+from judge.judges.base import JudgeResult
+from judge.judges.spec import BackendSpec
+from judge.model import JudgeVerdict, JudgeFinding
+
+
+class EveryKeyViolated:
+    """Says `violated` on every asked key, at the window's last event."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def fingerprint(self):
+        return {"backend": "always-violated", "model": None}
+
+    async def judge_checkpoint(self, request):
+        last = request.events[-1].id
+        return JudgeResult(JudgeVerdict(findings=[JudgeFinding(key=k, verdict="violated", evidence_event=last,
+                                                               confidence=0.9, rationale="plug-in")
+                                                  for k in request.keys]))
+
+
+SPEC = BackendSpec(name="always-violated", make=EveryKeyViolated, description="a test plug-in")
+'''
+
+
+def test_a_plugin_backend_from_an_entry_point_judges(tmp_path):
+    env = _plugin(tmp_path, "always_violated", "judge.backends", "always-violated = always_violated:SPEC",
+                  BACKEND_PLUGIN)
+    config = tmp_path / "judge.toml"
+    config.write_text('[tool.judge.judges.plug]\nbackend = "always-violated"\nauthority = "binding"\n')
+    out = tmp_path / "report.json"
+    graded = _judge("grade", "docs/tour/scenario.yaml", "docs/tour/clean.jsonl", "--judge", "plug", "--config",
+                    str(config), "--json", str(out), "-q", env_extra=env)
+    assert graded.returncode == 1, graded.stderr
+    run = json.loads(out.read_text())["runs"][0]
+    goal = [f for cp in run["checkpoints"] for f in cp["findings"] if f["key"] == "goal"]
+    assert goal and all(f["verdict"] == "violated" and f["source"] == "judge" for f in goal)
+    listed = _judge("config", "backends", "--json", env_extra=env)
+    assert "judge.backends" in {r["backend"]: r["origin"] for r in json.loads(listed.stdout)}["always-violated"]
+    unknown = _judge("grade", "docs/tour/scenario.yaml", "docs/tour/clean.jsonl", "--judge", "plug", "--config",
+                     str(config))
+    assert unknown.returncode == 2 and "unknown judge backend 'always-violated'" in unknown.stderr
+
+
+IMPORTER_PLUGIN = '''
+import json
+from pathlib import Path
+
+from judge.trace.build import ImportSummary
+from judge.trace.import_spec import ImporterSpec, ImportOption
+
+
+def run(source, out, *, scenario="csv"):
+    """Each line `user text` or `assistant text` -> one event of one turn each."""
+    lines = [l.split(" ", 1) for l in Path(source).read_text().splitlines() if l.strip()]
+    events = [{"kind": "run", "run_id": Path(source).stem, "scenario": scenario}]
+    events += [{"id": f"e{i}", "turn": i, "kind": role, "text": text} for i, (role, text) in enumerate(lines, 1)]
+    Path(out).write_text("".join(json.dumps(e) + "\\n" for e in events))
+    summary = ImportSummary(runs=1, files=[Path(out)])
+    for e in events[1:]:
+        summary.events[e["kind"]] += 1
+    return summary
+
+
+SPEC = ImporterSpec(name="lines", short="role-prefixed lines", help="Import role-prefixed lines as a trace.",
+                    source_help="A text file.", out_help="The trace file.", run=run,
+                    examples=("judge import lines chat.txt -o run.jsonl",),
+                    options=(ImportOption("scenario", ("--scenario",), "Scenario id.", default="csv"),))
+'''
+
+
+def test_a_plugin_importer_from_an_entry_point_imports(tmp_path):
+    env = _plugin(tmp_path, "lines_importer", "judge.importers", "lines = lines_importer:SPEC", IMPORTER_PLUGIN)
+    source = tmp_path / "chat.txt"
+    source.write_text("user hello\nassistant hi there\n")
+    out = tmp_path / "run.jsonl"
+    done = _judge("import", "lines", str(source), "-o", str(out), "--scenario", "greet", "--json", env_extra=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["events"] == {"assistant": 1, "user": 1}
+    header = json.loads(out.read_text().splitlines()[0])
+    assert header["scenario"] == "greet"
+    helped = _judge("import", "-h", env_extra=env)
+    assert "lines" in helped.stdout and "role-prefixed lines" in helped.stdout
+    example = _judge("import", "lines", "-h", env_extra=env)
+    assert "judge import lines chat.txt -o run.jsonl" in example.stdout

@@ -49,9 +49,6 @@ EXAMPLES: dict[str, list[str]] = {
     "prompts show": ["judge prompts show goal-fidelity@1"],
     "prompts check": ["judge prompts check"],
     "prompts lock": ["judge prompts lock"],
-    "import otel": ["judge import otel spans.json -o run.jsonl --scenario checkout-firefox"],
-    "import openai": ["judge import openai docs/tour/chat.json -o run.jsonl"],
-    "import who-and-when": ["judge import who-and-when Who_and_When/ -o traces/"],
 }
 
 # Placeholders by option name, where the type alone says too little.

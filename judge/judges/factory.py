@@ -1,27 +1,20 @@
-"""Build the judge a configuration names. Backends are imported only when used (litellm and
+"""Build the judge a configuration names, from its backend's spec (judge.judges.backends and the
+`judge.backends` entry points). Backends import their libraries only when built (litellm and
 sentence-transformers take seconds to import)."""
 
 from __future__ import annotations
 
 from judge.config import JudgeConfig
-from judge.errors import ConfigError
 from judge.judges.base import Judge
+from judge.judges.spec import backend_spec
 
 
 def make_judge(config: JudgeConfig) -> Judge:
-    if config.backend == "llm":
-        from judge.judges.llm import LLMJudge
+    """The judge of one `[tool.judge.judges.NAME]` table."""
+    return backend_spec(config.backend).make(config)
 
-        return LLMJudge(config)
-    if config.backend == "replay":
-        from judge.judges.replay import ReplayJudge
 
-        return ReplayJudge.from_config(config)
-    if config.backend == "embedding":
-        from judge.judges.local.judge import EmbeddingJudge
-        from judge.text import minilm
-
-        minilm.set_torch_threads(minilm.torch_threads_option(
-            config.options, f"tool.judge.judges.{config.name}.options.torch_threads"))
-        return EmbeddingJudge(config)
-    raise ConfigError(f"unknown judge backend {config.backend!r}")  # pragma: no cover - config validates
+def audits_while_grading(judge: object) -> bool:
+    """Does the judge's backend audit the run's summaries while grading (so the grade keeps them)?"""
+    backend = judge.fingerprint().get("backend") if judge is not None else None  # type: ignore[attr-defined]
+    return backend is not None and backend_spec(backend).audits_while_grading
