@@ -15,6 +15,13 @@ def make_judge(config: JudgeConfig) -> Judge:
 
 
 def audits_while_grading(judge: object) -> bool:
-    """Does the judge's backend audit the run's summaries while grading (so the grade keeps them)?"""
-    backend = judge.fingerprint().get("backend") if judge is not None else None  # type: ignore[attr-defined]
-    return backend is not None and backend_spec(backend).audits_while_grading
+    """Does the judge's backend audit the run's summaries while grading (so the grade keeps them)?
+    The backend is the judge's configured one (a replay judge's fingerprint names the backend that
+    recorded its verdicts, not itself); a judge built by hand without one, its fingerprint's."""
+    from judge.judges.spec import backend_specs
+
+    backend = getattr(getattr(judge, "config", None), "backend", None)
+    if backend is None and judge is not None:
+        backend = judge.fingerprint().get("backend")  # type: ignore[attr-defined]
+    spec = backend_specs().get(backend) if isinstance(backend, str) else None
+    return spec is not None and spec.audits_while_grading
