@@ -60,5 +60,7 @@ def test_examples_with_the_default_judge_have_the_same_outcomes_and_review_only_
             reviewed += f.needs_review
             if f.needs_review:
                 assert f.source == "judge" or f.disagreement, (name, f)
+            if f.source == "deterministic" and f.judge_verdict == f.verdict:
+                assert not f.needs_review, (name, f)  # a rule's verdict the judge agreed with is never queued
             assert f.verdict != "flagged" or f.needs_review
-    assert reviewed < total / 2
+    assert 0 < reviewed < total

@@ -2,7 +2,7 @@
 
 - the built-in kinds are the modules of judge/checks/kinds/ (nothing lists them), their specs are
   complete, and the scenario format's union is exactly the registered models;
-- a kind registered later shows in every derived table (reads, prohibitions, docs rows, draft
+- a kind registered later shows in every derived table (reads, families, docs rows, draft
   kinds, the format, the schema) and grades;
 - no module outside judge/checks/kinds/ compares a rule's `check` with a kind's name;
 - a third-party kind from the `judge.rules` entry-point group (examples/plugins/judge-max-calls, a
@@ -24,7 +24,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import ValidationError
 
-from judge.checks import RuleSpec, RuleSet, prohibitions, registry
+from judge.checks import RuleSet, RuleSpec, registry
 from judge.errors import ConfigError
 from judge.ledger import build_ledger
 from judge.model import REGISTRY, RuleBase, Scenario, json_schema, rule_kinds, rule_models
@@ -66,7 +66,7 @@ def test_the_scenario_union_is_the_registered_models():
 
 
 class EveryCall(RuleBase):
-    """Test kind: every call of `tool` is a violation (a prohibition with a per-run counter)."""
+    """Test kind: every call of `tool` is a violation (with a per-run counter)."""
 
     check: Literal["test-every-call"]
     tool: str
@@ -82,7 +82,7 @@ def _every_call(rule: EveryCall, event: Any, ctx: Any, seen: Seen):
     return True, f"call {seen.calls} of {event.tool}"
 
 
-TEST_SPEC = RuleSpec(model=EveryCall, check_event=_every_call, reads=frozenset({"tool-call"}), prohibition=True,
+TEST_SPEC = RuleSpec(model=EveryCall, check_event=_every_call, reads=frozenset({"tool-call"}),
                      new_state=lambda rule: Seen(), fields_doc="`tool`", violated_when="the tool is called",
                      family="scope")
 
@@ -102,7 +102,6 @@ def test_a_registered_kind_is_in_every_derived_table_and_grades(test_kind):
     assert "test-every-call" in rule_kinds()
     assert "test-every-call" in registry.kinds_reading("tool-call")
     assert "test-every-call" not in registry.kinds_reading("user")
-    assert "test-every-call" in prohibitions()
     assert registry.family_of("test-every-call") == "scope"
     rows = kind_rows(registry.specs(), registry.origin)
     assert any("`test-every-call`" in line for line in markdown_table(rows))

@@ -33,11 +33,6 @@ def kinds_reading(event_kind: str) -> tuple[str, ...]:
     return tuple(check for check, spec in specs().items() if event_kind in spec.reads)
 
 
-def prohibitions() -> tuple[str, ...]:
-    """The kinds that uphold their key by standing (a window with events and no violation)."""
-    return tuple(check for check, spec in specs().items() if spec.prohibition)
-
-
 def family_of(check: str | None) -> Family | None:
     """The component metric a kind's findings count in, or None."""
     spec = specs().get(check or "")

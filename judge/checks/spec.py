@@ -1,7 +1,7 @@
 """What the grader knows about one rule kind: its spec (model, check and the rest), declared once.
 
 Every table that used to list rule kinds by name is derived from the specs (judge.checks.registry):
-which event kinds a check reads, which kinds are standing prohibitions, the metric family, what a
+which event kinds a check reads, the metric family, what a
 slice keeps for stateful rules, the per-run state, what lint adds, what drafts may propose, and the
 row of the rule table in docs/scenarios.md. A kind is one module of judge.checks.kinds (or a
 third-party module registered in the `judge.rules` entry-point group) holding its model, its check
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Literal, Pro
 from judge.model.rules import RuleBase
 
 if TYPE_CHECKING:
-    from judge.ledger import ExpectedLedger, KeyHistory
+    from judge.ledger import ExpectedLedger
     from judge.model import Checkpoint
 
 R = TypeVar("R", bound=RuleBase)
@@ -80,10 +80,6 @@ class RuleSpec(Generic[R]):
     reads: frozenset[str]
     fields_doc: str
     violated_when: str
-    prohibition: bool = False
-    """A standing prohibition: with events in the window and none breaking it, its key is upheld."""
-    stands: Callable[[R, KeyHistory, int], bool] | None = None
-    """For a prohibition: whether it stands at a turn at all (superseded-value: only after a set)."""
     family: Family | None = None
     by_tool: bool = True
     by_key: bool = True
@@ -114,7 +110,3 @@ class RuleSpec(Generic[R]):
         from typing import get_args
 
         return get_args(self.model.model_fields["check"].annotation)[0]
-
-    def standing(self, rule: R, history: KeyHistory, turn: int) -> bool:
-        """Whether the rule upholds its key by standing at this turn (a prohibition nothing broke)."""
-        return self.prohibition and (self.stands is None or self.stands(rule, history, turn))

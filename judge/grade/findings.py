@@ -21,7 +21,13 @@ def window_keys(window: Window, ledger: ExpectedLedger, rules: RuleSet) -> list[
 
 
 def deterministic_finding(key: str, window: Window, ledger: ExpectedLedger, rules: RuleSet) -> Finding | None:
-    """The rules' verdict on one key for one window, or None when no rule guards the key."""
+    """The rules' verdict on one key for one window, or None when no rule guards the key.
+
+    A rule rules only on what it saw: a violation, a compliant exercise (its last hit), or a verdict
+    from what it remembered at the checkpoint (an expected call never made). A rule that saw no
+    matching event in the window leaves its key `not-exercised`, with no source: nothing decided it,
+    and a judge's verdict on the key is kept (judge.grade.merge). A forbidden call that never came is
+    not evidence that the rule was looked at: a typo in its tool name would uphold it for ever."""
     guarding = rules.by_key.get(key, [])
     hits = [x for x in window.hits if x.key == key]
     if not guarding and not hits:
@@ -41,13 +47,10 @@ def deterministic_finding(key: str, window: Window, ledger: ExpectedLedger, rule
         last = hits[-1]
         return Finding(**base, verdict="upheld", evidence_event=last.event, turn=last.turn,
                        rule=last.rule, detail=last.detail)
-    standing = [rid for rid, rule in guarding if rules.spec_of(rid).standing(rule, h, turn)]
-    if standing and window.n_events and h.is_active(turn):
-        return Finding(**base, verdict="upheld", rule=standing[0], turn=turn,
-                       detail="no event in the window broke the rule")
     detail = "key revoked" if h.revoked_at is not None and turn >= h.revoked_at else \
-        "no event in the window exercised the rule"
-    return Finding(**base, verdict="not-exercised", rule=guarding[0][0], turn=turn, detail=detail)
+        "no event in the window exercised the rule" if window.n_events else "no event in the window"
+    return Finding(**{**base, "source": None}, verdict="not-exercised", rule=guarding[0][0], turn=turn,
+                   detail=detail)
 
 
 def _checkpoint_verdict(key: str, window: Window, rules: RuleSet) -> dict | None:

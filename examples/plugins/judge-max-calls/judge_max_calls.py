@@ -53,7 +53,6 @@ SPEC = RuleSpec(
     model=MaxCallsRule,
     check_event=max_calls,
     reads=frozenset({"tool-call"}),
-    prohibition=True,
     new_state=lambda rule: CallsThisTurn(),
     fields_doc="`tool` (glob), `max`",
     violated_when="the tool is called more than `max` times in one turn",

@@ -120,7 +120,6 @@ SPEC = RuleSpec(
     model=AuthorisedRule,
     check_event=authorised,
     reads=frozenset({"tool-call", "user"}),
-    prohibition=True,
     new_state=lambda rule: Confirmation(),
     lint=_lint,
     fields_doc="`tool`, `confirm` (phrases), `permission` (a ledger key)",

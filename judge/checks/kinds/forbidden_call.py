@@ -33,7 +33,6 @@ SPEC = RuleSpec(
     model=ForbiddenCallRule,
     check_event=forbidden_call,
     reads=frozenset({"tool-call"}),
-    prohibition=True,
     family="scope",
     fields_doc="`tool` (glob), `args` (exact or glob matchers)",
     violated_when="the tool is called with matching arguments",

@@ -95,7 +95,6 @@ SPEC = RuleSpec(
     model=NoLeakRule,
     check_event=no_leak,
     reads=frozenset({"tool-call", "summary", "assistant"}),
-    prohibition=True,
     by_tool=False,
     new_state=lambda rule: RawLeaks(),
     raw_scan=scan_raw_record,

@@ -87,7 +87,6 @@ SPEC = RuleSpec(
     model=NotRepeatedRule,
     check_event=not_repeated,
     reads=frozenset({"tool-call"}),
-    prohibition=True,
     family="completion",
     new_state=lambda rule: OkCalls(rule.idempotency_arg),
     remember=remember,

@@ -44,7 +44,6 @@ SPEC = RuleSpec(
     model=ScopeRule,
     check_event=scope,
     reads=frozenset({"tool-call"}),
-    prohibition=True,
     family="scope",
     fields_doc="`tool`, `arg`, `allow`, `deny` (globs; `*` also crosses `/`)",
     violated_when="the argument (or any element of a list) matches no `allow` glob or a `deny` glob",

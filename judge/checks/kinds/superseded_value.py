@@ -9,7 +9,7 @@ from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec
 from judge.model.rules import RuleBase
 
 if TYPE_CHECKING:
-    from judge.ledger import ExpectedLedger, KeyHistory
+    from judge.ledger import ExpectedLedger
 
 
 class SupersededValueRule(RuleBase):
@@ -42,10 +42,6 @@ def superseded_value(rule: SupersededValueRule, event: Any, ctx: RuleContext, st
     return False, f"uses the current value {ctx.value_at(rule.key, event.turn)!r}"
 
 
-def _stands(rule: SupersededValueRule, history: KeyHistory, turn: int) -> bool:
-    return bool(history.superseded_at(turn))
-
-
 def _lint(rule: SupersededValueRule, ledger: ExpectedLedger):
     if len(ledger.history(rule.key).versions) < 2:
         yield "warning", f"no delta sets {rule.key!r}, so this rule can never fire", "key"
@@ -55,8 +51,6 @@ SPEC = RuleSpec(
     model=SupersededValueRule,
     check_event=superseded_value,
     reads=frozenset({"tool-call", "state-write"}),
-    prohibition=True,
-    stands=_stands,
     lint=_lint,
     fields_doc="`tool`, `arg` (both optional)",
     violated_when="after a `set`, the argument (or a state-write of the key) carries a superseded value: "
