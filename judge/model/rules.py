@@ -145,7 +145,9 @@ Rule = Annotated[
     ],
     Field(discriminator="check"),
 ]
+"""One rule of a scenario's `rules`: one of the rule kinds, told apart by `check`."""
 
 # The `check` tags of every rule kind, from the union itself (for error locations and lint).
 RULE_KINDS: tuple[str, ...] = tuple(get_args(m.model_fields["check"].annotation)[0]
                                     for m in get_args(get_args(Rule)[0]))
+"""The `check` of every rule kind, in the order of the `Rule` union."""
