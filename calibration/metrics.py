@@ -36,6 +36,7 @@ class Share(BaseModel):
 
 
 def share(k: int, n: int) -> Share:
+    """k of n as a Share (its value None when n is 0)."""
     return Share(value=k / n if n else None, k=int(k), n=int(n))
 
 

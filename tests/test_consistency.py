@@ -197,6 +197,7 @@ def test_summedits_adapter_shows_the_model_only_the_two_summaries():
     assert seen == [(["Ann pays.", "Bob waits."], "Ann paid.")] and flags == [False]
 
 
+@pytest.mark.slow
 def test_rebuild_matches_the_committed_weights_bit_for_bit(tmp_path):
     """Runs scripts/train_consistency.py and compares its output with judge/text/consistency.json.
     Slow when the feature cache is cold (a full rebuild embeds ~17k texts: ~1.5 min on 2 idle

@@ -39,6 +39,7 @@ def test_example_grades_as_documented(name):
     assert drift.slice[-1] == event
 
 
+@pytest.mark.slow
 def test_examples_with_the_default_judge_have_the_same_outcomes_and_review_only_the_judges_calls():
     """With the default (local, not certified, so advisory) judge every clean run passes and every
     drift fails on the same first divergence; `needs_review` marks only what the judge decided or

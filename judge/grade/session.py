@@ -65,13 +65,17 @@ class GradeSession:
 
     @property
     def stale_reasons(self) -> list[str]:
+        """Why the judge's calibration record does not apply (none found, another fingerprint or
+        label set, not certified ...); empty when it is current, or when there is no judge."""
         return self._calibration.stale_reasons
 
     @property
     def binding(self) -> bool:
+        """Whether the judge's violations decide keys (its authority and calibration; judge.grade.trust)."""
         return self.trust is not None and self.trust.binding
 
     def stale_warning(self) -> str | None:
+        """The one-line warning a stale calibration adds to every run, or None when it is current."""
         if not self.stale_reasons:
             return None
         advisory = " (so the judge is advisory)" if self.trust is not None and self.trust.authority == "calibrated" else ""
@@ -128,6 +132,7 @@ class GradeSession:
         return {**self.fingerprint, **(self.trust.as_report() if self.trust else {})}
 
     def report(self, runs: list[RunReport], *, floor: float = 1.0) -> GradeReport:
+        """The grade report of runs graded by this session (`grade_run`), with the session's judge."""
         return GradeReport(judge=self.judge_object(), floor=floor, runs=runs)
 
     def exit_code(self, report: GradeReport) -> int:

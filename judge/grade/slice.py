@@ -39,6 +39,7 @@ class SliceResult:
     note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready values (the body of the `slice.json` that `write_slice` writes)."""
         return {"scenario": str(self.scenario), "trace": str(self.trace), "events": self.events,
                 "context": self.context, "keys": self.keys,
                 "divergence": self.divergence.model_dump(by_alias=True),

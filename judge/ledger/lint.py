@@ -12,12 +12,16 @@ from judge.model import REGISTRY, Scenario
 
 @dataclass
 class LintIssue:
+    """One error or warning of the fixture lint: `level` is `error` or `warning`; `field` is the
+    dotted path of the field (`rules.2.key`) and `line` its line in the file, when known."""
+
     level: str  # error | warning
     message: str
     field: str | None = None
     line: int | None = None
 
     def render(self, file: str) -> str:
+        """The issue as one line: `FILE:LINE: FIELD: MESSAGE`."""
         where = f"{file}:{self.line}: " if self.line else f"{file}: "
         return one_line(f"{where}{self.field + ': ' if self.field else ''}{self.message}")
 

@@ -13,6 +13,9 @@ from judge.model.base import EntryClass, FindingVerdict, Outcome, Sensitivity, S
 
 
 class JudgeFinding(Strict):
+    """A judge's verdict on one key: `evidence_event` is required for `violated` and must name an
+    event of the slice the judge was shown."""
+
     key: str
     verdict: Verdict
     evidence_event: str | None = None
@@ -60,6 +63,9 @@ class PathReview(Strict):
 
 
 class CheckpointReport(Strict):
+    """The findings for every key at one checkpoint (`implicit`: the final checkpoint the grader adds
+    after the last turn, over every key still active)."""
+
     after_turn: int
     implicit: bool = False
     findings: list[Finding]
@@ -67,6 +73,8 @@ class CheckpointReport(Strict):
 
 
 class Divergence(Strict):
+    """The first divergence: the earliest violating event in trace order, its key and turn."""
+
     turn: int
     key: str
     event: str
@@ -89,6 +97,9 @@ class Veto(Strict):
 
 
 class Leak(Strict):
+    """A value of another user or workspace (a `no-leak` rule) that appeared in an assistant
+    message, a tool call or a summary: reported apart from drift."""
+
     key: str
     event: str
     turn: int
@@ -97,6 +108,9 @@ class Leak(Strict):
 
 
 class Recovery(Strict):
+    """Whether a violated key was used correctly again: `violated_at` is the turn of its first
+    violation, `recovered_at` that of a later upheld use (a violation after it undoes the recovery)."""
+
     violated_at: int
     recovered_at: int | None = None
     recovered: bool
@@ -128,6 +142,8 @@ class RequestUsage(Strict):
 
 
 class Cost(Strict):
+    """What the judge cost for one run: calls, cache hits, tokens, money where reported."""
+
     judge_calls: int = 0
     cache_hits: int = 0
     input_tokens: int = Field(default=0, description="as the provider counted them (`usage`)")
@@ -140,6 +156,8 @@ class Cost(Strict):
 
 
 class RunReport(Strict):
+    """The grade of one run: its outcome, findings per checkpoint, first divergence and slice."""
+
     run_id: str
     scenario: str
     trace: str | None = None
@@ -170,6 +188,8 @@ class RunReport(Strict):
 
 
 class GradeReport(Strict):
+    """What `judge grade --json` writes: the judge (and how far it was trusted) and one report per run."""
+
     judge: dict[str, Any] | None = Field(description=(
         "the judge's fingerprint (null: deterministic checks only) and how far it was trusted: "
         "`authority` (calibrated, binding or advisory), `binding` (whether its violations decided keys), "

@@ -46,6 +46,9 @@ class ActionSet(Strict):
 
 
 class PathStep(Strict):
+    """One step of a forbidden path: a call of a tool (glob), optionally with the status of its
+    result and a text the result contains."""
+
     tool: str = Field(description="tool glob")
     status: Literal["ok", "error", "timeout"] | None = None
     result_contains: str | None = Field(default=None, description="case-insensitive text in the result")
@@ -60,6 +63,9 @@ class ForbiddenPath(Strict):
 
 
 class Checkpoint(Strict):
+    """Where the run is graded: the state after `after_turn`, for the keys it names (`must_retain`,
+    `expect_completed`), with the tool paths the window since the previous checkpoint may take."""
+
     after_turn: int = Field(ge=0, strict=True)
     must_retain: list[str] = Field(default_factory=list)
     expect_completed: list[str] = Field(default_factory=list)

@@ -43,8 +43,10 @@ SCHEMAS: dict[str, type[BaseModel] | Any] = {
     "judge-verdict": JudgeVerdict,
     "grade-report": GradeReport,
 }
+"""Every format of this package by the name `judge schema` knows it (the suite's are in judge.suite)."""
 
 def schema_names() -> list[str]:
+    """The names of this package's formats, in the order `judge schema` lists them."""
     return list(SCHEMAS)
 
 

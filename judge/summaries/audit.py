@@ -52,6 +52,9 @@ class LayerFinding(Strict):
 
 
 class SummaryFinding(Strict):
+    """One ledger entry in one summary: its merged status, the layer that decided it, and each
+    layer's own finding (`layers`)."""
+
     key: str
     class_: EntryClass = Field(alias="class")
     sensitivity: Sensitivity
@@ -231,11 +234,13 @@ class SummaryAuditor:
         self._entries: dict[int, list[AuditEntry]] = {}
 
     def entries(self, turn: int) -> list[AuditEntry]:
+        """The ledger entries a summary written after `turn` is audited against (computed once per turn)."""
         if turn not in self._entries:
             self._entries[turn] = audit_entries(self.ledger, turn)
         return self._entries[turn]
 
     def fact_model(self) -> Any:
+        """The fact-consistency model of the semantic layer, loaded on first use."""
         if self._fact_model is None:
             from judge.summaries import facts, semantic
 
@@ -276,6 +281,7 @@ class SummaryAuditor:
         return [self._audit(text, turn, event, prepared[i]) for i, (text, turn, event) in enumerate(items)]
 
     def audit(self, text: str, turn: int, *, event: SummaryEvent | None = None) -> SummaryAudit:
+        """Audit one summary written after `turn` against the ledger entries then required."""
         return self.audit_many([(text, turn, event)])[0]
 
     def _audit(self, text: str, turn: int, event: SummaryEvent | None, prepared: Any) -> SummaryAudit:
