@@ -57,7 +57,9 @@ class JudgeResult:
 
 @runtime_checkable
 class Judge(Protocol):
-    """A semantic judge. `fingerprint()` = prompt id, version, sha256, backend, model, sampling."""
+    """A semantic judge. `fingerprint()`: what identifies it (prompt id, version, sha256, backend,
+    model, sampling) as JSON data with the fields of judge.model.JudgeFingerprint, which the grade
+    validates (calibration records are keyed on it)."""
 
     def fingerprint(self) -> dict[str, Any]: ...
 

@@ -128,18 +128,6 @@ def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
     return round(prompt_cost + completion_cost, 10)
 
 
-def call_once(config: JudgeConfig, api_key: str | None, messages: list[dict[str, str]],
-              model_cls: type[BaseModel], params: dict[str, Any]) -> tuple[BaseModel | None, str | None, dict[str, Any]]:
-    """One synchronous structured call (the summary audit's, the drafter's): (answer, None, usage)
-    or (None, the judge error, usage); the usage carries its cost once answered."""
-    spent = Usage()
-    try:
-        answer = StructuredClient(config, api_key).ask_sync(messages, model_cls, params, spent)
-    except CallFailed as exc:
-        return None, str(exc), spent.record()
-    return answer, None, {**spent.record(), "cost_usd": cost_usd(config.model, spent.input_tokens, spent.output_tokens)}
-
-
 class StructuredClient:
     """Asks `config`'s model for answers validated by per-request response models (module docs)."""
 
@@ -167,6 +155,10 @@ class StructuredClient:
 
         mode = libs()[1].Mode[self.config.mode.upper()]
         return handle_response_model(wrapped(model_cls), mode=mode, messages=messages)[1]
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        """The price of this usage in USD (None: the model has no known price)."""
+        return cost_usd(self.config.model or "", input_tokens, output_tokens)
 
     def schema_tokens(self, model_cls: type[BaseModel]) -> int:
         """Tokens a request carries besides its messages (judge.judges.tokens), once per model."""
