@@ -36,9 +36,9 @@ BodyBuilder = Callable[[list[dict[str, str]]], dict[str, Any]]
 
 @lru_cache(maxsize=1)
 def _encoding() -> Any:
-    from judge.judges.libs import libs
+    from judge.judges.libs import litellm_lib
 
-    libs()  # litellm's import sets TIKTOKEN_CACHE_DIR to the tokenizer files it ships
+    litellm_lib()  # litellm's import sets TIKTOKEN_CACHE_DIR to the tokenizer files it ships
     from litellm.litellm_core_utils.token_counter import openai_tokenizer_encoding
 
     return openai_tokenizer_encoding(COUNT_MODEL)
@@ -132,6 +132,6 @@ _EXTRA: dict[Any, int] = {}
 
 
 def _litellm() -> Any:
-    from judge.judges.libs import libs
+    from judge.judges.libs import litellm_lib
 
-    return libs()[0]
+    return litellm_lib()
