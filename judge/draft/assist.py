@@ -5,11 +5,12 @@ results only (never the agent's messages, calls or state-writes), blinded (the c
 version and model masked) and fenced as data, after the redaction every trace gets on reading. Its
 answer is validated against a model built for the request (judge.draft.answer): evidence ids from
 the shown events, tools from the known ones, quotes copied from the cited event; an invalid answer
-is re-asked (`max_retries`), then the layer reports an error and the draft stays offline. The
-client is the llm judge's (judge.judges.client: instructor over litellm or the strict structured-output
-path by `mode`, offline settings, transport retries with backoff within `timeout_s`, the price table),
-and calls are cached on the full request in the verdict
-cache (namespace `ledger-draft`), so an unchanged rerun makes no call and drafts the same file.
+is re-asked (`max_retries`), then the layer reports an error and the draft stays offline. It is a
+`ledger-draft` PromptedCall (judge.judges.prompted): the llm judge's configuration checks and client
+(judge.judges.client: the direct client or instructor over litellm, by model and `mode`; transport
+retries with backoff within `timeout_s`; the price table), and calls are cached on the full request
+in the verdict cache (namespace `ledger-draft`), so an unchanged rerun makes no call and drafts the
+same file.
 """
 
 from __future__ import annotations

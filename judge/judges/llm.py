@@ -1,18 +1,20 @@
 """LLM judge: any litellm model, validated answers, cached, retried, bounded.
 
-One checkpoint = one or more windows (a slice too long for `window_tokens` is split) x `samples`
+The judge is a `judge-verdict` PromptedCall (judge.judges.prompted: configuration checks, prompt,
+cache, key, fingerprint) plus what is its own: windows, samples and merging. One checkpoint = one or more windows (a slice too long for `window_tokens` is split) x `samples`
 calls, judged concurrently under one semaphore per judge instance (`max_concurrency`). Each call:
 - is looked up in the verdict cache first (key = sha256 of the full request; see cache.py);
-- asks through judge.judges.client (instructor over litellm, or the strict structured-output path,
-  by `mode`) with a response model built for this request (schema.py): an invalid answer is
+- asks through judge.judges.client (the direct client for OpenAI-compatible endpoints in modes
+  tools and strict, else instructor over litellm) with a response model built for this request
+  (schema.py): an invalid answer is
   re-asked up to `max_retries` times, then the checkpoint is a judge error; transport errors are
   retried with backoff, all within the call's deadline `timeout_s`.
 A window is sized by the request as sent: its messages and the schema it carries in the configured
 mode (judge.judges.tokens), counted line by line so that a run's repeated ledger and template text is
 counted once. Windows merge per key (violated wins), samples by majority (merge.py). The result
 carries usage summed over every request (as the provider counts it), the local estimate of each
-request beside it, cost (litellm's price table on the summed usage; None when the model has no
-price), attempts, cache hits and per-call records in `extra["calls"]`.
+request beside it, cost (litellm's price table, looked up once per judge, on the summed usage; None
+when the model has no price), attempts, cache hits and per-call records in `extra["calls"]`.
 """
 
 from __future__ import annotations

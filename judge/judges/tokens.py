@@ -4,7 +4,7 @@ What a request costs depends on the configured `mode`: in the tools modes the re
 travels as a tool (plus `tool_choice`), in `json_schema` and `strict` as `response_format`, in
 `json` and `md_json` instructor writes it into the messages. `request_tokens(messages, extra)` is
 the messages plus `extra = schema_tokens(mode, model)`, the tokens of everything else the request
-carries, measured once per (mode, response model) on the request instructor (or the strict client)
+carries, measured once per (mode, response model) on the request the client (judge.judges.client)
 actually builds.
 
 The arithmetic is litellm's `token_counter` for gpt-4o (whatever model judges): 3 tokens per
