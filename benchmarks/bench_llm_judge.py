@@ -386,7 +386,12 @@ def results_text(size: str, started: str, load_before: str, load_after: str, com
             met = ("yes" if ratio <= 1.3 and not errors else "no") if target != "-" else "-"
             lines.append(f"| {name} | {wall:.2f} s | {ratio:.2f} ({', '.join(f'{r:.2f}' for r in runs)}) | "
                          f"{ms:.1f} ms | {conns:.0f} | {target} | {met} |")
-        lines.append("")
+        wall, ratio, _, ms, _, _ = t["rows"][next(iter(t["rows"]))]
+        need = ms * t["n"] / 1000
+        lines += ["", f"Reading: the default client needs {need:.1f} s of CPU for the {t['n']:,} judgements, "
+                  f"{100 * need / t['ideal']:.0f}% of one core over the ideal {t['ideal']:.2f} s, and the "
+                  "server's process needs CPU too: the wall time is bounded by the share of the two cores the "
+                  "machine's other work leaves (the load above), whichever the client.", ""]
     lines += ["Printed by the run:", "", "```text", *tokens, "```"]
     return "\n".join(lines) + "\n"
 
