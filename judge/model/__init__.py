@@ -30,6 +30,10 @@ from judge.model.events import (
                               ToolResultEvent,
                               UserEvent,
 )
+from judge.model.fingerprint import JudgeFingerprint, PromptFingerprint, ReportJudge, Sampling, as_fingerprint
+from judge.model.parts import JsonView, SetFields
+from judge.model.provenance import Candidate, InputFile, Inputs, Provenance
+from judge.model.summary import LayerFinding, SummaryAudit, SummaryAuditReport, SummaryFinding
 from judge.model.report import (
                               CheckpointReport,
                               Cost,

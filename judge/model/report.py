@@ -3,11 +3,14 @@ views are renderings of it)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from judge.model.base import EntryClass, FindingVerdict, Outcome, Sensitivity, Strict, Verdict
+from judge.model.fingerprint import ReportJudge
+from judge.model.provenance import Provenance
+from judge.model.summary import SummaryAudit
 
 # ---------------------------------------------------------------- judge verdict
 
@@ -180,9 +183,9 @@ class RunReport(Strict):
     last_turn: int = 0
     cost: Cost = Field(default_factory=Cost)
     warnings: list[str] = Field(default_factory=list)
-    summaries: list[dict[str, Any]] = Field(default_factory=list, description=(
-        "the audit of each summary event (judge.summaries.audit.SummaryAudit): one finding per ledger entry"))
-    provenance: dict[str, Any] | None = Field(default=None, description=(
+    summaries: list[SummaryAudit] = Field(default_factory=list, description=(
+        "the audit of each summary event the grade audited: one finding per ledger entry"))
+    provenance: Provenance | None = Field(default=None, description=(
         "what reproduces the run: candidate (model, sampling, prompt version, tool schema hash), "
         "judge fingerprint, package versions, sha256 of each input file"))
 
@@ -190,7 +193,7 @@ class RunReport(Strict):
 class GradeReport(Strict):
     """What `judge grade --json` writes: the judge (and how far it was trusted) and one report per run."""
 
-    judge: dict[str, Any] | None = Field(description=(
+    judge: ReportJudge | None = Field(description=(
         "the judge's fingerprint (null: deterministic checks only) and how far it was trusted: "
         "`authority` (calibrated, binding or advisory), `binding` (whether its violations decided keys), "
         "`binding_reason` and `calibration_record` (the record consulted, or null)"))
