@@ -28,6 +28,7 @@ from judge.judges.base import Judge, JudgeRequest, LedgerRow
 from judge.ledger import ExpectedLedger
 from judge.model import CheckpointReport, Cost, Leak, Metrics, RequestUsage, RunHeader, RunReport
 from judge.trace import TraceReader
+from judge.trace.toolkit import Toolkit
 
 UNGUARDED = {"flagged": "a judge that is not binding flagged it; a person decides",
              "judge-error": "the judge gave no verdict on it"}
@@ -72,17 +73,19 @@ async def _run_judge(judge: Judge, requests: list[tuple[Window, JudgeRequest]]) 
 
 def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, judge: Judge | None = None,
                 floor: float = 1.0, name: str | None = None, binding: bool = True,
-                digest: bool = False) -> RunReport:
+                digest: bool = False, toolkit: Toolkit | None = None) -> RunReport:
     """Grade one trace (a path, or parsed lines for the HTTP service) against the expected ledger.
 
     `binding`: whether the judge's violations decide keys (GradeSession decides it from the judge's
     authority and calibration; judge.grade.merge). The outcome is settled with the default policy
     (judge.grade.outcome); GradeSession settles it again with the configured one. `digest`: hash a
-    trace file while reading it, into `provenance.inputs.traces` (no second pass over the file)."""
-    rules = RuleSet(ledger)
+    trace file while reading it, into `provenance.inputs.traces` (no second pass over the file).
+    `toolkit`: the tools the agent was given (`--tools`); None: the run header's `tools`, if any."""
+    rules = RuleSet(ledger, toolkit=toolkit)
     reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=rules.raw_hook(),
                          digest=digest)
     rules.share_calls(reader.calls)
+    rules.read_header(reader.header)
     acc = RunAccumulator()
     summaries: list | None = [] if audits_summaries(judge) else None  # kept only when audited
     unknown: dict[str, str] = {}
@@ -99,7 +102,8 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
     add_summary_findings(checkpoints, acc.windows, summary_violations(audits), binding=binding)
     report = _run_report(reader, ledger, rules, checkpoints, acc, count, floor, name)
     report.warnings += [f"state-write of key {key!r} at {event}: the ledger has no such key (a typo, or an entry to "
-                        "add to the scenario); no rule or judge checks it" for key, event in unknown.items()]
+                        "add to the scenario); no rule guards that key and no judge checks it"
+                        for key, event in unknown.items()]
     report.cost.judge_errors = sum(answer_errors(w, keys) for w, keys in zip(acc.windows, keys_by_window))
     if reader.sha256 is not None:
         report.provenance["inputs"] = {"scenario": None, "traces": [{"path": str(source), "sha256": reader.sha256}]}
@@ -118,7 +122,7 @@ def request_usage(after_turn: int, calls: Iterable[dict[str, Any]]) -> list[Requ
 
 
 def _leak_where(detail: str) -> str:
-    return next((w for w in ("assistant", "tool-call", "summary") if detail.endswith(w)), "assistant")
+    return next((w for w in ("assistant", "tool-call", "summary", "state-write") if detail.endswith(w)), "assistant")
 
 
 def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, checkpoints: list[CheckpointReport],
