@@ -164,7 +164,7 @@ def test_a_memory_write_to_a_denied_path_violates_scope():
 
 
 def test_a_named_tool_scope_still_needs_its_arg_and_ignores_memory_writes():
-    with pytest.raises(ValidationError, match='only `tool: "\\*"` may leave it out'):
+    with pytest.raises(ValidationError, match='required unless `tool: "\\*"`'):
         Scenario.model_validate({"id": "s", "ledger": [KEY], "rules": [
             {"check": "scope", "key": "k", "tool": "edit_file", "deny": ["x"]}]})
     ledger = ledger_of(ledger=[KEY], checkpoints=CP, rules=[

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from judge.checks.kinds._pathlike import COMMAND_ARGS, PATH_ARGS, allowed_by, denied_by, path_values, written_paths
 from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec
@@ -24,18 +24,22 @@ class ScopeRule(RuleBase):
 
     check: Literal["scope"]
     tool: str
-    arg: str | None = Field(default=None, description=(
+    arg: str | None = Field(default=None, validate_default=True, description=(
         'the argument (nested by dotted path); optional with tool "*": then every path-like argument'))
     allow: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
+
+    @field_validator("arg")
+    @classmethod
+    def _arg_unless_every_tool(cls, arg: str | None, info: ValidationInfo) -> str | None:
+        if arg is None and info.data.get("tool", EVERY_TOOL) != EVERY_TOOL:
+            raise ValueError('required unless `tool: "*"` (then every path-like argument of every call is checked)')
+        return arg
 
     @model_validator(mode="after")
     def _needs_a_glob(self) -> ScopeRule:
         if not self.allow and not self.deny:
             raise ValueError("a scope rule needs `allow` or `deny` globs")
-        if self.arg is None and self.tool != EVERY_TOOL:
-            raise ValueError('a scope rule needs `arg` (only `tool: "*"` may leave it out: then every '
-                             "path-like argument of every call is checked)")
         return self
 
 
