@@ -89,7 +89,7 @@ class RuleSet:
         self._raw: list[tuple[Any, Any, Any]] = []  # (rule, its raw scan, its state)
         for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states):
             self.by_key.setdefault(rule.key, []).append((rid, rule))
-            for kind in spec.reads:
+            for kind in (spec.reads & frozenset(spec.reads_of(rule))) if spec.reads_of else spec.reads:
                 self.by_kind.setdefault(kind, []).append((rid, rule))
             if spec.remember is not None:
                 for kind in spec.remembers:
@@ -112,8 +112,9 @@ class RuleSet:
         self._superseded: dict[str, list] = {}
         self._current: dict[str, Any] = {}
         self._carriers: dict[int, tuple[Any, Carrier]] = {}
-        self._early: dict[str, list[tuple[str, Rule]]] = {}  # per kind: rules whose key is not stated yet
-        self._ended: dict[str, list[tuple[str, Rule]]] = {}  # per kind: rules whose key's session ended
+        # Per kind: the rules whose key is not stated yet, or whose session ended, each with where
+        # it counts the events it would have checked (`unchecked`, `after_session`).
+        self._skipping: dict[str, list[tuple[str, Rule, dict[str, list]]]] = {}
         self.unchecked: dict[str, list] = {}  # rule id -> [events it skipped, first such event id]
         self.after_session: dict[str, list] = {}  # rule id -> [events after its key's session, first id]
         self._own_calls = True
@@ -171,12 +172,13 @@ class RuleSet:
         entry = self._entry
         self._active = {kind: [entry(rid, rule) for rid, rule in rules if history(rule.key).is_active(turn)]
                         for kind, rules in self.by_kind.items()}
-        self._early = {kind: [(rid, rule) for rid, rule in self.by_kind.get(kind, ())
-                              if self.spec_of(rid).warns_early and turn < history(rule.key).introduced]
-                       for kind in ("tool-call", "state-write")}
-        self._ended = {kind: [(rid, rule) for rid, rule in self.by_kind.get(kind, ())
-                              if self.spec_of(rid).warns_early and _session_ended(history(rule.key), turn)]
-                       for kind in ("tool-call", "state-write")}
+        self._skipping = {}
+        for kind in ("tool-call", "state-write"):
+            skipping = [(rid, rule, self.unchecked if turn < history(rule.key).introduced else self.after_session)
+                        for rid, rule in self.by_kind.get(kind, ()) if self.spec_of(rid).warns_early
+                        and (turn < history(rule.key).introduced or _session_ended(history(rule.key), turn))]
+            if skipping:
+                self._skipping[kind] = skipping
 
     def _entry(self, rid: str, rule: Any) -> Entry:
         i = self._index[rid]
@@ -246,10 +248,9 @@ class RuleSet:
                 if result is not None:
                     hits.append(Hit(rid, rule.check, rule.key, eid, turn, index, result[0], result[1]))
         kind = event.kind
-        if self._early.get(kind):
-            self._note(event, self._early[kind], self.unchecked)
-        if self._ended.get(kind):
-            self._note(event, self._ended[kind], self.after_session)
+        skipping = self._skipping.get(kind)
+        if skipping:
+            self._note(event, skipping)
         if self.header_session is not None:
             self._note_session(event)
         if kind == "tool-call" or kind == "tool-result":
@@ -261,10 +262,10 @@ class RuleSet:
         return hits
 
     @staticmethod
-    def _note(event: Any, rules: list[tuple[str, Rule]], into: dict[str, list]) -> None:
+    def _note(event: Any, rules: list[tuple[str, Rule, dict[str, list]]]) -> None:
         """Count the events a rule would have checked had its key been active (stated already, or
         its session not ended)."""
-        for rid, rule in rules:
+        for rid, rule, into in rules:
             tool = getattr(rule, "tool", None)
             if (event.kind == "tool-call" and tool is not None and tool_is(event.tool, tool)) or \
                     (event.kind == "state-write" and event.key == rule.key):

@@ -113,6 +113,9 @@ class RuleSpec(Generic[R]):
     reads: frozenset[str]
     fields_doc: str
     violated_when: str
+    reads_of: Callable[[R], Iterable[str]] | None = None
+    """The event kinds one rule of the kind reads, when it depends on the rule (default: `reads`;
+    never more): scope reads state-writes only with `tool: "*"`."""
     prohibition: bool = False
     """A standing prohibition: with events in the window and none breaking it, its key is upheld."""
     stands: Callable[[R, KeyHistory, int], bool] | None = None

@@ -19,9 +19,10 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
-from judge.checks.matching import glob
+from judge.checks.matching import glob_matcher
 
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "filenames", "filepath", "filepaths",
                        "directory", "directories", "dir", "dirs", "cwd", "workdir", "src", "dest"})
@@ -103,6 +104,7 @@ def written_paths(key: str, value: Any) -> list[tuple[str, str]]:
     return found + path_values(value)
 
 
+@lru_cache(maxsize=4096)
 def glob_variants(pattern: str) -> tuple[str, ...]:
     """The globs a user's path glob stands for: itself, under each home folder for `~/`, and the
     folder itself for `dir/*`."""
@@ -118,15 +120,22 @@ def glob_variants(pattern: str) -> tuple[str, ...]:
 
 
 def _forms(value: str) -> tuple[str, str]:
-    return value, posixpath.normpath(value) if value else value
+    """The value, and the value with `.` and `..` segments, `//` and a trailing `/` resolved
+    (normpath changes nothing else: a value without them is its own resolved form)."""
+    if value and ("/." in value or value[0] == "." or "//" in value or value[-1] == "/"):
+        return value, posixpath.normpath(value)
+    return value, value
 
 
 def denied_by(patterns: list[str], value: str) -> str | None:
     """The first deny glob the value (as written or resolved) matches, else None."""
-    forms = _forms(value)
+    raw, normal = _forms(value)
+    resolved = normal if normal != raw else None
     for pattern in patterns:
-        if any(glob(g, form) for g in glob_variants(pattern) for form in forms):
-            return pattern
+        for form in glob_variants(pattern):
+            match = glob_matcher(form)
+            if match(raw) is not None or (resolved is not None and match(resolved) is not None):
+                return pattern
     return None
 
 
@@ -134,5 +143,13 @@ def allowed_by(patterns: list[str], value: str) -> bool:
     """Whether the value (as written or resolved) matches an allow glob; one with `..` segments
     only when resolved (a path that climbs out of an allowed folder is outside it)."""
     raw, normal = _forms(value)
-    forms = (normal,) if ".." in raw.replace("\\", "/").split("/") else (raw, normal)
-    return any(glob(g, form) for pattern in patterns for g in glob_variants(pattern) for form in forms)
+    if normal == raw:
+        forms: tuple[str, ...] = (raw,)
+    else:
+        forms = (normal,) if ".." in raw.replace("\\", "/").split("/") else (raw, normal)
+    for pattern in patterns:
+        for form in glob_variants(pattern):
+            match = glob_matcher(form)
+            if any(match(f) is not None for f in forms):
+                return True
+    return False

@@ -71,6 +71,8 @@ def _judge(rule: ScopeRule, where: str, values: list[tuple[str, Any]]) -> Outcom
         denied = denied_by(rule.deny, text) if text is not None else None
         if denied is not None:
             return True, f"{where} {name}={value!r} matches denied {denied!r}"
+    if len(values) == 1:
+        return False, f"{where} {values[0][0]}={values[0][1]!r} within scope"
     shown = ", ".join(f"{name}={value!r}" for name, value in values[:3]) + (", ..." if len(values) > 3 else "")
     return False, f"{where} {shown} within scope"
 
@@ -93,10 +95,15 @@ def scope(rule: ScopeRule, event: Any, ctx: RuleContext, state: None) -> Outcome
     return _judge(rule, where, values)
 
 
+def _reads(rule: ScopeRule) -> frozenset[str]:
+    return frozenset({"tool-call", "state-write"} if rule.tool == EVERY_TOOL else {"tool-call"})
+
+
 SPEC = RuleSpec(
     model=ScopeRule,
     check_event=scope,
     reads=frozenset({"tool-call", "state-write"}),
+    reads_of=_reads,
     by_key=False,
     prohibition=True,
     family="scope",
