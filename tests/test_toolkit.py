@@ -33,13 +33,16 @@ def _file(tmp_path: Path, data, name: str = "tools.json") -> Path:
     return path
 
 
-@pytest.mark.parametrize("shape", ["list", "object", "wrapped", "anthropic"])
+@pytest.mark.parametrize("shape", ["list", "object", "wrapped", "anthropic", "mcp"])
 def test_every_accepted_shape_reads_as_the_same_toolkit(tmp_path, shape):
     lookup = {"name": "lookup_order", "parameters": {"type": "object", "properties": {"order_id": {}}}}
     items = {"list": [REFUND, lookup], "object": {"tools": [REFUND, lookup]},
              "wrapped": [{"type": "function", "function": REFUND}, {"type": "function", "function": lookup}],
              "anthropic": [{"name": REFUND["name"], "description": REFUND["description"],
-                            "input_schema": REFUND["parameters"]}, lookup]}[shape]
+                            "input_schema": REFUND["parameters"]}, lookup],
+             "mcp": {"tools": [{"name": REFUND["name"], "title": "Refund", "description": REFUND["description"],
+                                "inputSchema": REFUND["parameters"], "annotations": {"destructiveHint": True},
+                                "outputSchema": {"type": "object"}}, lookup]}}[shape]
     toolkit = read_toolkit(_file(tmp_path, items))
     assert toolkit.names == ["issue_refund", "lookup_order"] and "issue_refund" in toolkit
     assert "deploy" not in toolkit and toolkit.origin.startswith("--tools ")

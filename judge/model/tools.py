@@ -3,7 +3,7 @@
 One tool is `{"name", "description"?, "parameters"?}` (parameters: a JSON Schema object), bare or
 wrapped as `{"type": "function", "function": {...}}` (the chat-completions `tools` list); a file
 is a list of them or `{"tools": [...]}`. Anthropic's `input_schema` and MCP's `inputSchema` are
-read as `parameters`. judge.trace.toolkit reads the file; the rules read the resulting Toolkit.
+read as `parameters`, so an MCP `tools/list` result reads as it is. judge.trace.toolkit reads the file; the rules read the resulting Toolkit.
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ class ToolSchema(Strict):
         default=None, validation_alias=AliasChoices("parameters", "input_schema", "inputSchema"),
         description="a JSON Schema object; its `properties` name the arguments (nested ones by dotted path)")
     strict: bool | None = None
+    title: str | None = Field(default=None, description="a display name (MCP)")
+    annotations: dict[str, Any] | None = Field(default=None, description="hints about the tool's behaviour (MCP)")
+    output_schema: dict[str, Any] | None = Field(
+        default=None, validation_alias=AliasChoices("output_schema", "outputSchema"),
+        description="a JSON Schema of the tool's result (MCP's outputSchema)")
 
     @field_validator("parameters")
     @classmethod
