@@ -56,6 +56,9 @@ def suite_command(
     shard: Optional[str] = typer.Option(None, "--shard", help="K/N: grade only shard K of N (run i, in manifest "
                                         "order from 0, is shard (i mod N) + 1) into a part; see `judge suite merge`."),
     out: Optional[Path] = typer.Option(None, "--out", help="With --shard: write the shard's part (JSON) here."),
+    tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools the "
+                                         "agent was given, e.g. `--tools docs/toolkit/tools.json`: the toolkit of "
+                                         "`allowed-tools` rules for every run (default: each trace header's `tools`)."),
 ) -> None:
     """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail;
     2: bad input or configuration; 3: no rule failed but a run was inconclusive; 4: internal error."""
@@ -68,7 +71,8 @@ def suite_command(
 
         grade_shard(manifest, shard, out, {"--json": json_path, "--junit": junit, "--md": md, "--html": html, "--compare": compare},
                     quiet, suite=suite, judge_name=_default_judge(judge, config), config_file=config, jobs=jobs,
-                    on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft)
+                    on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft,
+                    tools=tools)
     old = None
     if compare is not None:
         old = read_json_file(compare, "a JSON suite report")
@@ -77,11 +81,11 @@ def suite_command(
     with Activity(not quiet) as bar:  # on a terminal only: no bar in CI logs
         run = grade_suite(manifest, suite, judge_name=_default_judge(judge, config), config_file=config,
                           jobs=jobs, progress=bar, on_judge_error=on_judge_error.value if on_judge_error else None,
-                          allow_draft=allow_draft, keep_reports=html is not None)
+                          allow_draft=allow_draft, keep_reports=html is not None, tools=tools)
     report = run.report
     if old is not None:
         report.compare = compare_reports(report, old, str(compare))
-    inputs = [manifest, *([compare] if compare else [])]
+    inputs = [manifest, *([compare] if compare else []), *([tools] if tools else [])]
     inputs += [Path(s.file) for s in report.scenarios] + [Path(r.trace) for s in report.scenarios
                                                            for r in s.results if r.trace]
     if json_path:

@@ -40,6 +40,7 @@ from judge.model import (
     RunReport,
 )
 from judge.trace import TraceReader
+from judge.trace.toolkit import Toolkit
 
 UNGUARDED = {"flagged": "a judge that is not binding flagged it; a person decides",
              "judge-error": "the judge gave no verdict on it"}
@@ -84,29 +85,31 @@ async def _run_judge(judge: Judge, requests: list[tuple[Window, JudgeRequest]]) 
 
 def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, judge: Judge | None = None,
                 floor: float = 1.0, name: str | None = None, binding: bool = True,
-                digest: bool = False) -> RunReport:
+                digest: bool = False, toolkit: Toolkit | None = None) -> RunReport:
     """Grade one trace (a path, or parsed lines for the HTTP service) against the expected ledger and
     settle its outcome with the default policy (judge.grade.outcome). A GradeSession grades through
     `assess_trace` instead and settles once, with the configured policy and calibration.
 
     `binding`: whether the judge's violations decide keys (judge.grade.merge). `digest`: hash a trace
-    file while reading it, into `provenance.inputs.traces` (no second pass over the file)."""
-    report = assess_trace(ledger, source, judge=judge, name=name, binding=binding, digest=digest)
+    file while reading it, into `provenance.inputs.traces` (no second pass over the file). `toolkit`:
+    the tools the agent was given (`--tools`); None: the run header's `tools`, if any."""
+    report = assess_trace(ledger, source, judge=judge, name=name, binding=binding, digest=digest, toolkit=toolkit)
     return settle(report, floor=floor)
 
 
 def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, judge: Judge | None = None,
                  name: str | None = None, binding: bool = True, digest: bool = False,
                  fingerprint: JudgeFingerprint | None = None, inputs: Inputs | None = None,
-                 scenario: InputFile | None = None) -> RunReport:
+                 scenario: InputFile | None = None, toolkit: Toolkit | None = None) -> RunReport:
     """Everything of a run's grade but its outcome (`settle` decides it, once): rules per checkpoint
     window, the judge, the merge, the veto, the summaries, the cost and the provenance. Its
     `provenance.judge` is `fingerprint`; its `provenance.inputs` is `inputs` when given, else, for a
     trace file read with `digest`, `scenario` and the trace's sha256 computed while reading it."""
-    rules = RuleSet(ledger)
+    rules = RuleSet(ledger, toolkit=toolkit)
     reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=rules.raw_hook(),
                          digest=digest)
     rules.share_calls(reader.calls)
+    rules.read_header(reader.header)
     acc = RunAccumulator()
     summaries: list | None = [] if audits_summaries(judge) else None  # kept only when audited
     unknown: dict[str, str] = {}
@@ -128,7 +131,7 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
     report = _run_report(reader, ledger, rules, checkpoints, acc, count, name,
                          run_provenance(reader.header, judge=fingerprint, inputs=inputs))
     report.warnings += [f"state-write of key {key!r} at {event}: the ledger has no such key (a typo, or an entry to "
-                        "add to the scenario); no rule or judge checks it" for key, event in unknown.items()]
+                        "add to the scenario); no rule guards that key and no judge checks it" for key, event in unknown.items()]
     report.cost.judge_errors = sum(answer_errors(w, keys) for w, keys in zip(acc.windows, keys_by_window))
     if audits:
         report.summaries = list(audits)
@@ -145,7 +148,7 @@ def request_usage(after_turn: int, calls: Iterable[dict[str, Any]]) -> list[Requ
 
 
 def _leak_where(detail: str) -> str:
-    return next((w for w in ("assistant", "tool-call", "summary") if detail.endswith(w)), "assistant")
+    return next((w for w in ("assistant", "tool-call", "summary", "state-write") if detail.endswith(w)), "assistant")
 
 
 def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, checkpoints: list[CheckpointReport],

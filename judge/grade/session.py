@@ -18,6 +18,7 @@ from judge.grade.trust import Trust, judge_trust
 from judge.judges.base import Judge
 from judge.ledger import ExpectedLedger, load_ledger
 from judge.model import GradeReport, InputFile, Inputs, JudgeFingerprint, ReportJudge, RunReport, as_fingerprint
+from judge.trace.toolkit import Toolkit
 
 
 class GradeSession:
@@ -30,8 +31,9 @@ class GradeSession:
 
     def __init__(self, judge: Judge | None = None, judge_name: str | None = None, *,
                  config_file: str | Path | None = None, authority: str | None = None,
-                 on_judge_error: str | None = None) -> None:
+                 on_judge_error: str | None = None, toolkit: Toolkit | None = None) -> None:
         self.judge = judge
+        self.toolkit = toolkit  # the tools the agent was given (--tools); None: each run header's `tools`
         self.judge_name = judge_name or getattr(getattr(judge, "config", None), "name", None)
         self.config_file = config_file
         self.policy = grade_policy(config_file=config_file) if judge is not None else GradePolicy()
@@ -52,16 +54,17 @@ class GradeSession:
 
     @classmethod
     def open(cls, judge: str | None, *, config_file: str | Path | None = None,
-             on_judge_error: str | None = None) -> "GradeSession":
+             on_judge_error: str | None = None, toolkit: Toolkit | None = None) -> "GradeSession":
         """`judge`: "none" for deterministic checks only, a configured judge name, or None for the
-        configured default (`[tool.judge].default`, else the embedded offline judge `local`)."""
+        configured default (`[tool.judge].default`, else the embedded offline judge `local`).
+        `toolkit`: the tools the agent was given (judge.trace.toolkit.read_toolkit of `--tools`)."""
         if judge == "none":
-            return cls(config_file=config_file, on_judge_error=on_judge_error)
+            return cls(config_file=config_file, on_judge_error=on_judge_error, toolkit=toolkit)
         from judge.judges.factory import make_judge
 
         cfg = load_judge_config(judge, config_file=config_file)
         return cls(make_judge(cfg), cfg.name, config_file=config_file, authority=cfg.authority,
-                   on_judge_error=on_judge_error)
+                   on_judge_error=on_judge_error, toolkit=toolkit)
 
     @property
     def stale_reasons(self) -> list[str]:
@@ -94,7 +97,7 @@ class GradeSession:
         once. `inputs`: the run's `provenance.inputs` as given; else with `digest` the trace file's
         sha256, computed while reading it, beside `scenario`."""
         run = assess_trace(ledger, source, judge=self.judge, name=name, binding=self.binding, digest=digest,
-                           fingerprint=self.judge_print, scenario=scenario,
+                           fingerprint=self.judge_print, scenario=scenario, toolkit=self.toolkit,
                            inputs=None if inputs is None else Inputs.model_validate(inputs))
         if self._calibration.record is not None:
             apply_record(run, self._calibration.record)

@@ -106,7 +106,7 @@ class Leak(Strict):
     key: str
     event: str
     turn: int
-    where: Literal["assistant", "tool-call", "summary"]
+    where: Literal["assistant", "tool-call", "summary", "state-write"]
     rule: str
 
 

@@ -29,6 +29,7 @@ from judge.suite.manifest import discover_runs, load_manifest
 from judge.suite.part import PartRun, PartScenario, PartTiming, SuitePart, in_shard, merge_parts
 from judge.suite.result import RunResult, SafetyViolation, SuiteReport, decide, scenario_result, totals
 from judge.suite.worker import JudgeSpec, Task, grade_chunk, grade_task, init_worker, peak_rss_mb
+from judge.trace.toolkit import read_toolkit
 
 
 @dataclass
@@ -164,14 +165,16 @@ def _plan(manifest_path: Path, suite: str | None, allow_draft: bool) -> _Plan:
 def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tuple[int, int] = (1, 1),
                judge_name: str | None = None, config_file: str | Path | None = None, jobs: int | None = None,
                progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
-               allow_draft: bool = False, keep_reports: bool = False) -> tuple[SuitePart, SuiteRun]:
+               allow_draft: bool = False, keep_reports: bool = False,
+               tools: str | Path | None = None) -> tuple[SuitePart, SuiteRun]:
     """Grade shard K of N of a suite (judge.suite.part: run i is shard (i mod N) + 1): its part, and
     how the grading went (the SuiteRun's report is left None). Arguments as `grade_suite`."""
     started = time.perf_counter()
     manifest_path = Path(manifest_path)
     plan = _plan(manifest_path, suite, allow_draft)
+    toolkit = read_toolkit(tools) if tools is not None else None  # a bad file fails before any worker starts
     spec, judge_object, fingerprint, stale, policy = _judge_spec(judge_name, config_file, on_judge_error)
-    spec = dataclasses.replace(spec, allow_draft=allow_draft, keep_reports=keep_reports)
+    spec = dataclasses.replace(spec, allow_draft=allow_draft, keep_reports=keep_reports, toolkit=toolkit)
     k, n = shard
     mine = [i for i in range(len(plan.tasks)) if in_shard(i, k, n)]
     jobs = max(1, min(jobs or default_jobs(), len(mine) or 1))
@@ -189,7 +192,8 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
         scenarios=plan.scenarios, judge=judge_object, settings={**policy, "allow_draft": allow_draft},
         provenance={"judge": fingerprint, "packages": package_versions(),
                     "inputs": {"manifest": input_file(manifest_path),
-                               "scenarios": {sid: input_file(path) for sid, path in plan.paths.items()}}},
+                               "scenarios": {sid: input_file(path) for sid, path in plan.paths.items()},
+                               **({"tools": input_file(Path(tools))} if tools is not None else {})}},
         warnings=list(stale), runs=runs)
     out.wall_s = time.perf_counter() - started
     part.timing = PartTiming(wall_s=round(out.wall_s, 3), grade_s=round(out.grade_s, 3), workers=jobs)
@@ -230,18 +234,20 @@ def report_of(part: SuitePart) -> SuiteReport:
 def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_name: str | None = None,
                 config_file: str | Path | None = None, jobs: int | None = None,
                 progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
-                allow_draft: bool = False, keep_reports: bool = False) -> SuiteRun:
+                allow_draft: bool = False, keep_reports: bool = False, tools: str | Path | None = None) -> SuiteRun:
     """Grade every run of every scenario of `suite` (the only one when None) and decide the release.
 
     `judge_name` None grades with the deterministic checks only; an unreviewed draft scenario is
     refused unless `allow_draft`. `progress(done, total)` is called
     as runs finish. `keep_reports`: keep each run's full grade report in `SuiteRun.run_reports`
-    (a page of the suite shows each checkpoint's findings). Bad manifests, scenarios and judge names raise JudgeInputError; a bad trace
+    (a page of the suite shows each checkpoint's findings). `tools`: a `--tools FILE`, the agent's
+    toolkit for every run (default: each run header's `tools`). Bad manifests, scenarios, tools files
+    and judge names raise JudgeInputError; a bad trace
     does not: it becomes an `error` run of its scenario.
     """
     part, out = grade_part(manifest_path, suite, judge_name=judge_name, config_file=config_file, jobs=jobs,
                            progress=progress, on_judge_error=on_judge_error, allow_draft=allow_draft,
-                           keep_reports=keep_reports)
+                           keep_reports=keep_reports, tools=tools)
     out.report = report_of(part)
     return out
 

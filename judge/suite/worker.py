@@ -32,6 +32,7 @@ class JudgeSpec:
     on_judge_error: str | None = None
     allow_draft: bool = False  # grade scenarios still marked `draft: true`
     keep_reports: bool = False  # also send back each run's full report (`judge suite --html`)
+    toolkit: Any = None  # the agent's tools (`judge suite --tools`, judge.trace.toolkit.Toolkit); None: each header's
 
 
 _WORKER: dict[str, Any] = {}
@@ -42,7 +43,7 @@ def init_worker(spec: JudgeSpec, ledgers: dict[str, Any] | None = None) -> None:
     already loaded (a forked worker inherits them for free)."""
     _WORKER.clear()
     _WORKER["session"] = GradeSession.open(spec.name or "none", config_file=spec.config_file,
-                                           on_judge_error=spec.on_judge_error)
+                                           on_judge_error=spec.on_judge_error, toolkit=spec.toolkit)
     _WORKER["ledgers"] = dict(ledgers or {})
     _WORKER["allow_draft"] = spec.allow_draft
     _WORKER["keep_reports"] = spec.keep_reports
