@@ -83,7 +83,7 @@ def test_without_a_toolkit_the_key_is_not_exercised_saying_why_and_the_grade_war
     t.call(2, "anything_at_all")
     report = grade_trace(_allowed(), t.lines)
     finding = _findings(report)[0]
-    assert finding.verdict == "not-exercised" and finding.source == "deterministic"
+    assert finding.verdict == "not-exercised" and finding.source is None  # nothing decided it
     assert "2 call(s) by turn 5 not judged (first e1)" in finding.detail and "no toolkit declared" in finding.detail
     assert any("could not judge 2 call(s)" in w and "--tools FILE" in w for w in report.warnings)
 

@@ -34,6 +34,8 @@ class InputFile(JsonView):
 
 
 class Inputs(JsonView):
+    """The files a grade read, each with its sha256: the scenario and the traces."""
+
     scenario: InputFile | None = Field(default=None, description="null when the scenario was not a file")
     traces: list[InputFile] = Field(default_factory=list)
 

@@ -46,6 +46,7 @@ class FunctionTool(Strict):
 
 
 ToolEntry = Union[FunctionTool, ToolSchema]
+"""One tool of a toolkit: a bare schema, or the `{"type": "function", "function": {...}}` wrapper."""
 
 
 class ToolsFile(Strict):

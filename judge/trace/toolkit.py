@@ -74,6 +74,7 @@ class Toolkit:
 
     @property
     def names(self) -> list[str]:
+        """The tool names, in the order they were declared."""
         return list(self.schemas)
 
     def arguments(self, tool: str) -> frozenset[str]:
@@ -90,6 +91,7 @@ class Toolkit:
         return {str(name): _types(sub) for name, sub in (props or {}).items()}
 
     def description(self, tool: str) -> str:
+        """The tool's description from its schema ("" when it has none or is unknown)."""
         schema = self.schemas.get(tool)
         return (schema.description or "") if schema is not None else ""
 
