@@ -245,6 +245,11 @@ class RuleSet:
                 f"{count} earlier event(s) it applies to were not checked (first {first})"
                 for rid, (count, first) in self.unchecked.items()]
 
+    def rule_notes(self) -> list[str]:
+        """The run's warnings of each rule's own notes (its spec's `notes`, read from its state)."""
+        return [f"rule {rid}: {line}" for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states)
+                if spec.notes is not None for line in spec.notes(rule, state)]
+
     def _remember(self, event: Any, kind: str) -> None:
         s = self.state
         if kind == "tool-call":

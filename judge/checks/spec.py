@@ -102,6 +102,9 @@ class RuleSpec(Generic[R]):
     lint: Callable[[R, ExpectedLedger], Iterable[tuple[LintLevel, str, str]]] | None = None
     """Fixture checks of one rule: (level, message, field of the rule) for each problem."""
     draft: DraftSpec | None = None
+    notes: Callable[[R, Any], Iterable[str]] | None = None
+    """Lines for the run's warnings, read from the rule's per-run state when the run is graded: what
+    it saw but could not check (a `limit` argument that is no number it can read)."""
     warns_early: bool = True
     """Count the events it would have checked before its key's source turn (a warning)."""
     position: int = 1000
