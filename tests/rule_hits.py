@@ -8,10 +8,12 @@ from judge.trace import TraceReader
 
 
 def rule_hits(ledger: ExpectedLedger, lines: list[dict]) -> list[Hit]:
-    """Every hit of every rule, in trace order."""
+    """Every hit of every rule, in trace order (the rules see lines before redaction as in grading)."""
     rules = RuleSet(ledger)
+    reader = TraceReader(lines, expected_scenario=ledger.scenario.id, raw_hook=rules.raw_hook())
+    rules.share_calls(reader.calls)
     hits: list[Hit] = []
-    for i, event in enumerate(TraceReader(lines, expected_scenario=ledger.scenario.id)):
+    for i, event in enumerate(reader):
         hits += rules.observe(event, i)
     return hits
 
