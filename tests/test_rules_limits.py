@@ -140,8 +140,22 @@ def test_the_tool_is_a_glob_and_other_tools_are_not_read():
 
 @pytest.mark.parametrize("rule, message", [
     ({}, "needs `max` or `min`"), ({"max": 10, "min": 20}, "`min` 20 is above `max` 10"),
-    ({"max": "fifty"}, "max")])
+    ({"max": "fifty"}, "max"), ({"max": 50, "confirm": [True, "go ahead"]}, r"quote the phrase \(\"yes\"\)")])
 def test_a_limit_without_a_sound_bound_is_a_fixture_error(rule, message):
     with pytest.raises(ValidationError, match=message):
         Scenario.model_validate({"id": "s", "ledger": [CAP], "rules": [
             {"check": "limit", "key": "refund_cap", "tool": "issue_refund", "arg": "amount", **rule}]})
+
+
+def test_a_bare_yes_in_yaml_is_named_in_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from judge.cli import app
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("id: s\nledger:\n  - {key: refund_cap, class: constraint, value: cap, source_turn: 1}\n"
+                        "rules:\n  - {check: limit, key: refund_cap, tool: issue_refund, arg: amount, max: 50,"
+                        " confirm: [yes, go ahead]}\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["lint", str(scenario)])
+    assert result.exit_code == 2
+    assert f"{scenario}:5: rules.0.confirm" in result.output and "quote the phrase" in result.output

@@ -130,3 +130,11 @@ class Awaiting:
         """The pending confirmation's event id, now used up; None when there is none."""
         used, self.pending = self.pending, None
         return used
+
+
+def quoted_phrases(value: Any) -> Any:
+    """A `confirm` list as given, refusing YAML's booleans by name: a bare `yes`, `no`, `on` or
+    `off` in a scenario is read as true or false, never as the phrase (a before-validator)."""
+    if isinstance(value, list) and any(isinstance(p, bool) for p in value):
+        raise ValueError("YAML reads a bare yes, no, on or off as a boolean: quote the phrase (\"yes\")")
+    return value

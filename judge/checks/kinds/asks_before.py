@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from judge.checks.asking import action_words, asks_about, entry_words
-from judge.checks.confirm import confirms, phrase_pattern, setting_turns
+from judge.checks.confirm import confirms, phrase_pattern, quoted_phrases, setting_turns
 from judge.checks.spec import Outcome, RuleContext, RuleSpec
 from judge.model.rules import RuleBase
 
@@ -35,6 +35,8 @@ class AsksBeforeRule(RuleBase):
     tool: str
     confirm: list[str] | None = Field(default=None, description="the phrases of a yes (default: yes, sure, ok, "
                                                                 "go ahead, proceed, ...)")
+
+    _quoted = field_validator("confirm", mode="before")(quoted_phrases)
 
 
 @dataclass

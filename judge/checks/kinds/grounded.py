@@ -46,14 +46,15 @@ class GroundedRule(RuleBase):
 @dataclass
 class Grounding:
     """Per run: the forms seen (judge.checks.grounding), the ledger's values not read yet, the words
-    naming the action, and the pending question and its answer (event ids, the question's forms,
-    whether the answer left the choice to the agent)."""
+    naming the action, the pending question (event id, its forms, whether it names the action) and
+    its answer (the question's id, the answer's, the question's forms, whether the answer left the
+    choice to the agent, whether the question named the action)."""
 
     grounds: Grounds = field(default_factory=Grounds)
     versions: list[tuple[int, Any]] | None = None
     words: frozenset[str] | None = None
     asked: tuple[str, set[str], bool] | None = None
-    answered: tuple[str, str, set[str], bool] | None = None
+    answered: tuple[str, str, set[str], bool, bool] | None = None
     raw: tuple[str, Any] | None = None
     """(event id, text or arguments) of the last assistant message or call of the tool whose line
     needed redaction, as it was before (kept until its event is checked; never shown)."""
@@ -83,7 +84,8 @@ def grounded(rule: GroundedRule, event: Any, ctx: RuleContext, state: Grounding)
     if event.kind == "user":
         if state.asked is not None:
             ask, forms, about = state.asked
-            state.answered, state.asked = (ask, event.id, forms, about and bool(_DELEGATES.search(event.text))), None
+            state.answered = (ask, event.id, forms, about and bool(_DELEGATES.search(event.text)), about)
+            state.asked = None
         return None
     answered, state.answered = state.answered, None  # one question and its answer serve the next call
     extra = dict.fromkeys(answered[2], ASKED) if answered is not None else None
@@ -111,8 +113,12 @@ def grounded(rule: GroundedRule, event: Any, ctx: RuleContext, state: Grounding)
     shown = f"{event.tool} {name}={leaf!r}"
     if answered is not None and answered[3]:
         return False, f"{shown}: the user left it to the agent when asked ({answered[0]}, answer {answered[1]})"
-    why = "and the agent did not ask the user" if answered is None else \
-        f"and neither the agent's question ({answered[0]}) nor the user's answer ({answered[1]}) gave it"
+    if answered is None:
+        why = "and the agent did not ask the user"
+    elif answered[4]:
+        why = f"and neither the agent's question ({answered[0]}) nor the user's answer ({answered[1]}) gave it"
+    else:
+        why = f"and the agent's question ({answered[0]}) was not about it"
     return True, f"{shown} comes from nowhere: not in the user's words, a tool result or the ledger, {why}"
 
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from judge.checks.arguments import MISSING, arg_at
-from judge.checks.confirm import Awaiting
+from judge.checks.confirm import Awaiting, quoted_phrases
 from judge.checks.spec import Outcome, RuleContext, RuleSpec
 from judge.model.rules import RuleBase
 from judge.text.amounts import canonical, readings
@@ -35,6 +35,8 @@ class LimitRule(RuleBase):
     min: Bound | None = None
     confirm: list[str] = Field(default_factory=list, description="phrases with which the user allows one call "
                                                                  "beyond the bound; none: the bound is firm")
+
+    _quoted = field_validator("confirm", mode="before")(quoted_phrases)
 
     @model_validator(mode="after")
     def _needs_a_bound(self) -> LimitRule:
