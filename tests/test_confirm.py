@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from judge.api import lint_file
@@ -158,3 +160,47 @@ def test_what_asks(sentence, question, asking):
     from judge.text.questions import asks, is_question
 
     assert (is_question(sentence), asks(sentence)) == (question, asking)
+
+
+# The clause rules as first written, on slices of the text (quadratic in a text with many
+# matches): judge.checks.confirm.Cues must answer every match as they do.
+def _reference_governed(text: str, start: int, end: int) -> bool:
+    import re
+
+    from judge.checks import confirm as c
+    from judge.text.questions import is_question, sentence_at
+
+    def last(pattern, part):
+        ends = [m.end() for m in pattern.finditer(part)]
+        return ends[-1] if ends else 0
+
+    def first(pattern, part):
+        found = pattern.search(part)
+        return found.start() if found else len(part)
+
+    before, after = text[:start], text[end:]
+    sentence_before = before[last(c._SENTENCE_END, before):]
+    clause_before = before[last(c._CLAUSE_END, before):]
+    sentence_after = after[:first(c._SENTENCE_END, after)]
+    clause_after = after[:first(c._CLAUSE_END, after)]
+    but_then = re.compile(rf"(?<!\w)but(?!\w).*?(?<!\w)(?:{c._CONDITION}|{c._NEGATION})(?!\w)", re.IGNORECASE)
+    return bool(c._CONDITION_BEFORE.search(sentence_before) or c._NEGATION_BEFORE.search(clause_before)
+                or c._CONDITION_AFTER.match(clause_after) or but_then.search(sentence_after)
+                or c._DEFERRAL_AFTER.match(clause_after) or c._DEFERRAL_BEFORE.search(clause_before)
+                or is_question(sentence_at(text, start, end)))
+
+
+_WORDS = ["yes", "go ahead", "ok", "not", "don't", "until", "if", "but", "wait", "later", "I'll", "let me", "can you",
+          "Should I", "Is it", "worry", "book", "it", "the", "price", "$80.00", ",", ".", "?", "!", ";", ":", " - ",
+          "\n", "(", ")", "confirm", "once", "after", "tomorrow"]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(_WORDS), max_size=25))
+def test_the_clause_rules_answer_each_match_as_on_slices(words):
+    from judge.checks.confirm import Cues
+
+    text = " ".join(words)
+    cues = Cues(text)
+    for match in PHRASES.finditer(text):
+        assert cues.governed(match.start(), match.end()) == _reference_governed(text, match.start(), match.end()), text
