@@ -99,8 +99,8 @@ def test_a_call_before_the_answer_violates():
     ask = t.say(2, "Shall I refund B-2 as well?")
     call = t.call(2, "issue_refund", order="B-2")
     (hit,) = rule_hits(_ledger(), t.lines)
-    assert (hit.violated, hit.detail) == (True, f"issue_refund called after asking the user ({ask}) but before any answer")
-    assert hit.event == call
+    assert (hit.event, hit.violated) == (call, True)
+    assert hit.detail == f"issue_refund called after asking the user ({ask}) but before any answer"
 
 
 def test_a_yes_without_an_ask_or_before_the_key_does_not_count():

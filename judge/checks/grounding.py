@@ -22,6 +22,8 @@ MAX_FORMS = 50_000
 """At most this many distinct forms per rule and run (about 5 MB); later ones are not remembered."""
 MAX_LEAVES = 10_000
 """At most this many leaves of one tool result are read."""
+MAX_TEXT = 1 << 20
+"""At most this many characters of one text are read (about a second of work at worst)."""
 
 _TOKEN = re.compile(r"[^\s,;!?()\[\]{}<>\"\u201c\u201d]+")
 _EDGES = ".:'`*#\u2018\u2019-"
@@ -68,13 +70,16 @@ def leaves(value: Any, limit: int = MAX_LEAVES) -> Iterable[Any]:
 class Grounds:
     """The forms seen so far, each with the sources (bit flags) that said it."""
 
-    __slots__ = ("forms", "full")
+    __slots__ = ("forms", "full", "cut")
 
     def __init__(self) -> None:
         self.forms: dict[str, int] = {}
-        self.full = False
+        self.full = False  # MAX_FORMS reached: later forms were not remembered
+        self.cut = False  # a text was longer than MAX_TEXT: its end was not read
 
     def add_text(self, text: str, source: int) -> None:
+        if len(text) > MAX_TEXT:
+            text, self.cut = text[:MAX_TEXT], True
         self._add(forms_of_text(text), source)
 
     def add_value(self, value: Any, source: int) -> None:

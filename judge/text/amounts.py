@@ -41,7 +41,8 @@ _AMOUNT = re.compile(
     r"(?P<body>\d(?:[\d.,'\u00a0\u202f ]{0,40}\d)?|[.,]\d{1,20})"
     rf"\s*(?P<post>{_WORDS}|{_CURRENCY})?", re.IGNORECASE)
 _GROUPING_ONLY = frozenset("'\u00a0\u202f ")
-_IN_TEXT = re.compile(r"(?<![\w.,\-\u2212])(?P<sign>[\-\u2212])?(?<![\d.,])(?P<number>\d{1,3}(?:[,.'\u2019]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)(?!\d)")
+_IN_TEXT = re.compile(r"(?<![\w.,\-\u2212])(?P<sign>[\-\u2212])?(?<![\d.,])"
+                      r"(?P<number>\d{1,3}(?:[,.'\u2019]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)(?!\d)")
 _WORD = re.compile(r"[a-z]+", re.IGNORECASE)
 
 
@@ -130,7 +131,12 @@ def numbers_in(text: str) -> set[str]:
     """The canonical readings of every number written in `text` in digits ("$45.00", "1,200",
     "2024") or as a plain number word ("two", "twelve", "hundred")."""
     out: set[str] = set()
+    seen: set[str] = set()  # a number written many times is read once
     for match in _IN_TEXT.finditer(text):
+        written = match.group(0)
+        if written in seen:
+            continue
+        seen.add(written)
         sign = -1 if match["sign"] else 1
         out.update(canonical(sign * n) for n in _body(match["number"].replace("\u2019", "'")))
     for word in _WORD.findall(text):

@@ -67,8 +67,11 @@ def _forms(match: re.Match[str]) -> set[str]:
 def dates_in(text: str) -> set[str]:
     """The forms of every date written in `text`."""
     out: set[str] = set()
+    seen: set[str] = set()  # a date written many times is read once
     for match in _DATES.finditer(text or ""):
-        out |= _forms(match)
+        if match.group(0) not in seen:
+            seen.add(match.group(0))
+            out |= _forms(match)
     return out
 
 

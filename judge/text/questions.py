@@ -29,7 +29,8 @@ _QUESTION_OPENER = re.compile(
 _REQUEST = re.compile(
     r"(?<!\w)(?:please\s+(?:confirm|approve|let\s+me\s+know)|let\s+me\s+know\s+(?:if|whether|when|how)|"
     r"confirm\s+(?:that|whether|if)|(?:need|want|require)\s+your\s+(?:confirmation|approval|ok|okay|go-ahead|consent)|"
-    r"(?:do|would)\s+you\s+(?:want|like|prefer)\s+me\s+to|waiting\s+for\s+your\s+(?:confirmation|approval|answer|reply))(?!\w)",
+    r"(?:do|would)\s+you\s+(?:want|like|prefer)\s+me\s+to|"
+    r"waiting\s+for\s+your\s+(?:confirmation|approval|answer|reply))(?!\w)",
     re.IGNORECASE)
 # A run of marks is matched once, from its first mark (the lookbehind), without backtracking (the
 # possessive `++`): linear in the text, however many marks it holds.

@@ -21,8 +21,9 @@ from pydantic import Field
 
 from judge.checks.arguments import MISSING, arg_at
 from judge.checks.asking import action_words, asks_about, entry_words
+from judge.checks.grounding import (ASKED, LEDGER, MAX_FORMS, MAX_TEXT, TOOL, USER, Grounds, forms_of_text, leaves,
+                                    sources_text)
 from judge.checks.matching import tool_is
-from judge.checks.grounding import ASKED, LEDGER, MAX_FORMS, TOOL, USER, Grounds, forms_of_text, leaves, sources_text
 from judge.checks.spec import Outcome, RuleContext, RuleSpec
 from judge.model.rules import RuleBase
 from judge.text.questions import asking_sentences
@@ -153,11 +154,16 @@ def scan_raw(rule: GroundedRule, record: dict[str, Any], state: Grounding) -> bo
 
 
 def notes(rule: GroundedRule, state: Grounding) -> list[str]:
-    """A warning when the rule's memory filled up (later values may be reported as from nowhere)."""
-    if not state.grounds.full:
-        return []
-    return [f"remembered the first {MAX_FORMS} distinct words, numbers and dates of the run; values first said "
-            "after that may be reported as from nowhere"]
+    """A warning when the rule's memory filled up or a text was cut (values said only there may be
+    reported as from nowhere)."""
+    out = []
+    if state.grounds.full:
+        out.append(f"remembered the first {MAX_FORMS} distinct words, numbers and dates of the run; values first "
+                   "said after that may be reported as from nowhere")
+    if state.grounds.cut:
+        out.append(f"read the first {MAX_TEXT} characters of each longer user message or tool result; values said "
+                   "only after that may be reported as from nowhere")
+    return out
 
 
 SPEC = RuleSpec(
@@ -172,7 +178,8 @@ SPEC = RuleSpec(
     fields_doc="`tool`, `args` (names or dotted paths)",
     violated_when="a named argument's value (each element of a list, each leaf of an object) is not in the user's "
                   "words, a tool result or the ledger stated by then (compared normalised: case, spaces, numbers and "
-                  "money such as \"$45.00\" = \"45 dollars\", dates such as \"March 5, 2024\" = \"2024-03-05\"), and the "
+                  "money such as \"$45.00\" = \"45 dollars\", dates such as \"March 5, 2024\" = \"2024-03-05\"), and "
+                  "the "
                   "agent did not ask first: an assistant question after the key was stated, answered by the user, "
                   "grounds its own words for the next call, and an answer that leaves the choice to the agent (\"up "
                   "to you\") allows it. Booleans and absent arguments are not checked",

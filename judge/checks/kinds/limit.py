@@ -129,7 +129,8 @@ SPEC = RuleSpec(
     notes=notes,
     fields_doc="`tool`, `arg` (a dotted path), `max` and/or `min`, `confirm` (phrases)",
     violated_when="the argument, read as a number (numbers, numeric strings, money such as \"$80.00\", \"80 USD\", "
-                  "\"1,200.50\", \"€1.200,50\"), is beyond the bound and no user message with a `confirm` phrase came "
+                  "\"1,200.50\", \"€1.200,50\"), is beyond the bound and no user message with a `confirm` phrase "
+                  "came "
                   "after the key was stated and before the call (one confirmation allows one call; the clause rules "
                   "of `authorised`: no confirmation inside a condition, a negation, a question or a deferral). A value "
                   "within the bound is a compliant use; an argument that is absent or no number is not checked (the "
