@@ -77,7 +77,7 @@ def grounded(rule: GroundedRule, event: Any, ctx: RuleContext, state: Grounding)
     raw = state.raw[1] if state.raw is not None and state.raw[0] == event.id else None
     state.raw = None
     if event.kind == "assistant":
-        asking = asking_sentences(raw if isinstance(raw, str) else event.text)
+        asking = asking_sentences((raw if isinstance(raw, str) else event.text)[:MAX_TEXT])
         if asking:
             text = " ".join(asking)
             state.asked = (event.id, forms_of_text(text), asks_about(text, state.words))
