@@ -59,6 +59,7 @@ def test_a_question_never_confirms(text):
     "Let me confirm with my wife.",
     "I need to confirm the dates first.",
     "I\u2019ll go ahead with it next week.",
+    "Could you confirm the total?",
     "yes if it is under 400",  # a condition after it
 ])
 def test_a_deferral_or_a_condition_does_not_confirm(text):
@@ -78,6 +79,7 @@ def test_a_deferral_or_a_condition_does_not_confirm(text):
     "I would like you to go ahead.",
     "You can go ahead, the price is fine.",
     "Is that the final price? OK then, go ahead.",  # the answer is a sentence of its own
+    "I'll go ahead without the travel insurance.",  # a plain future decides now (tau-bench task 10)
 ])
 def test_a_plain_confirmation_confirms(text):
     assert confirms(text, PHRASES)

@@ -19,9 +19,9 @@ does not confirm when, in its sentence:
   possible to confirm later?"): a question never confirms, whoever asks it;
 - it is put off: a deferral follows it in its clause (*later*, *tomorrow*, *afterwards*, *soon*,
   *eventually*, *next week*, *in a bit*: "confirm later", "I'll confirm with my wife tomorrow"), or a
-  future or a request comes before it in its clause (*will*, *'ll*, *going to*, *let me*,
-  *need to*, *have to*, *can you*, *could you*: "I'll confirm", "let me confirm first", "can you
-  confirm the total").
+  postponement or a request comes before it in its clause (*let me*, *need to*, *have to*, *can
+  you*, *could you*: "let me confirm first", "I need to confirm with my wife", "can you confirm the
+  total"). A plain future decides now: "I'll go ahead without the insurance" confirms.
 
 "Yes, book it. Go ahead and charge the card." confirms (its first sentence is a plain yes), and so
 does "Don't worry, go ahead". This is lexical and deliberately cautious: a phrase it cannot tell
@@ -51,9 +51,10 @@ _CONDITION_AFTER = re.compile(r"\W*(?:\w+\W+){0,2}?(?:until|till|unless|once|aft
 _DEFERRAL_AFTER = re.compile(
     r"\W*(?:\w+\W+){0,4}?(?:later|tomorrow|afterwards|soon|eventually|tonight|next\s+(?:week|time|month)|"
     r"in\s+a\s+(?:bit|while|moment|minute|day))(?!\w)", re.IGNORECASE)
+# "I'll go ahead without the insurance" decides now; "I'll confirm later" is put off by "later".
 _DEFERRAL_BEFORE = re.compile(
-    r"(?:(?<!\w)(?:will|going\s+to|gonna|let\s+me|need\s+to|needs\s+to|have\s+to|has\s+to|got\s+to|"
-    r"(?:can|could)\s+you)|(?<=\w)['\u2019]ll)(?!\w)", re.IGNORECASE)
+    r"(?<!\w)(?:let\s+me|need\s+to|needs\s+to|have\s+to|has\s+to|got\s+to|(?:can|could)\s+you)(?!\w)",
+    re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _CLAUSE_END = re.compile(r"[.!?;\n,:()]|\s[-\u2013\u2014]\s|[\u2013\u2014]")
 
