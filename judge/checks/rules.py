@@ -281,8 +281,8 @@ class RuleSet:
 
     def unchecked_warnings(self) -> list[str]:
         """One line per rule that skipped events because they came before its key's source turn or
-        after its key's session ended, per rule that could not judge (its spec's `notes`), and one
-        when events fall outside the session the run header names."""
+        after its key's session ended, and one when events fall outside the session the run header
+        names (what each rule could not judge itself is `rule_notes`)."""
         by_id = dict(zip(self.ids, self.rules))
         history = self.ledger.history
         lines = [f"rule {rid} guards {by_id[rid].key!r} from turn {history(by_id[rid].key).introduced}: "
@@ -292,8 +292,6 @@ class RuleSet:
                   f"(`session` persistence: the next session starts there): {count} later event(s) it applies to "
                   f"were not checked (first {first}); `persistence: task` guards every session"
                   for rid, (count, first) in self.after_session.items()]
-        for spec, rule, state in zip(self.specs, self.rules, self.states):
-            lines += list(spec.notes(rule, state)) if spec.notes is not None else []
         if self.outside_session and self.header_session is not None:
             count, first, turn = self.outside_session
             sid, start, following = self.header_session
@@ -302,6 +300,11 @@ class RuleSet:
                          f"(first {first}, turn {turn}): turns count on across sessions, and the rules guard "
                          "by the turn each event carries")
         return lines
+
+    def rule_notes(self) -> list[str]:
+        """The run's warnings of each rule's own notes (its spec's `notes`, read from its state)."""
+        return [f"rule {rid}: {line}" for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states)
+                if spec.notes is not None for line in spec.notes(rule, state)]
 
     def _remember(self, event: Any, kind: str) -> None:
         s = self.state

@@ -141,7 +141,8 @@ class RuleSpec(Generic[R]):
     """Whether the rule judges only with a declared toolkit (`--tools` or the run header's `tools`):
     the lint says so when neither is known (allowed-tools without its own list)."""
     notes: Callable[[R, Any], Iterable[str]] | None = None
-    """What the rule could not judge in a run, from its state: a grade warning each."""
+    """Lines for the run's warnings, read from the rule's per-run state when the run is graded: what
+    it saw but could not check (a `limit` argument that is no number it can read)."""
     warns_early: bool = True
     """Count the events it would have checked before its key's source turn (a warning)."""
     position: int = 1000

@@ -179,6 +179,7 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
     warnings += [f"safety-critical key {f.key!r} has no rule and no judge looked at it"
                  for f in findings if f.verdict == "unassessed" and f.sensitivity == "safety-critical"]
     warnings += rules.unchecked_warnings()
+    warnings += rules.rule_notes()
     report = RunReport(
         run_id=reader.header.run_id, scenario=ledger.scenario.id, trace=name or reader.name,
         passed=False, outcome="fail", eligible_for_release=False, quality_score=score,

@@ -73,7 +73,7 @@ def unjudged_at(rule: AllowedToolsRule, state: Unjudged, checkpoint: Any) -> Che
 def _notes(rule: AllowedToolsRule, state: Unjudged) -> Iterable[str]:
     count, first = state.by(1 << 62)
     if count:
-        yield f"allowed-tools rule on {rule.key!r} could not judge {count} call(s) (first {first}): {NO_TOOLKIT}"
+        yield f"could not judge {count} call(s) (first {first}): {NO_TOOLKIT}"
 
 
 SPEC = RuleSpec(
