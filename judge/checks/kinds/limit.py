@@ -136,5 +136,5 @@ SPEC = RuleSpec(
                   "within the bound is a compliant use; an argument that is absent or no number is not checked (the "
                   "run's warnings count the unreadable ones), nor is one whose two readings (\"1,200\": 1200 or 1.2) "
                   "fall on either side of the bound",
-    position=110,
+    position=105,
 )
