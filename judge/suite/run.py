@@ -167,6 +167,7 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
     mine = [i for i in range(len(plan.tasks)) if in_shard(i, k, n)]
     jobs = max(1, min(jobs or default_jobs(), len(mine) or 1))
     out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
+    packages = package_versions()  # before the fork: every run's provenance reads it, the workers inherit it
     raw = _run_pool([plan.tasks[i] for i in mine], spec, plan.ledgers, jobs, progress, out)
     for r in raw:
         full = r.pop("report", None)
@@ -178,7 +179,7 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
         suite=plan.suite, manifest=str(manifest_path), manifest_sha256=sha256_file(manifest_path), shard=k, shards=n,
         runs_sha256=sha256_text(listing), repetitions=plan.repetitions, release_rules=plan.rules,
         scenarios=plan.scenarios, judge=judge_object, settings={**policy, "allow_draft": allow_draft},
-        provenance={"judge": fingerprint, "packages": package_versions(),
+        provenance={"judge": fingerprint, "packages": packages,
                     "inputs": {"manifest": input_file(manifest_path),
                                "scenarios": {sid: input_file(path) for sid, path in plan.paths.items()}}},
         warnings=list(stale), runs=runs)
