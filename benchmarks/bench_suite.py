@@ -95,6 +95,14 @@ def child(mode: str, manifest: str, jobs: int, limit: int, code: str) -> dict:
     sys.path.insert(0, code)
     folder = Path(manifest).parent
     traces = sorted((folder / "runs").glob("*.jsonl"))
+    if mode == "imports":  # what a suite child pays before grade_suite: the instruction counts subtract it
+        from judge.suite import grade_suite  # noqa: F401
+        return {}
+    if mode == "serial0":  # the serial child without its loop (imports, ledger)
+        from judge.api import load_ledger
+        from judge.grade import grade_trace  # noqa: F401
+        load_ledger(folder / "scenario.yaml")
+        return {}
     if mode == "serial":
         from judge.api import load_ledger
         from judge.grade import grade_trace

@@ -4,10 +4,13 @@ Why not concurrent.futures: its pool pickled chunks of runs up front, ran a feed
 thread in the parent, and on Ctrl-C waited for the queued work to finish (84-100 s, silently) before
 the interpreter could exit. Here each worker is a process with one duplex pipe:
 
-- the parent streams tasks (a scenario and a trace path, a few hundred bytes) to each worker, at
-  most PREFETCH outstanding per worker so that a worker never waits for its next run, and reads
-  back compact results (judge.suite.worker) as they come, in any order (they are put back in
-  manifest order, so the report does not depend on the scheduling);
+- the parent streams tasks (a scenario and a trace path, a few hundred bytes each) to each worker in
+  small chunks, at most PREFETCH chunks outstanding per worker so that a worker never waits for its
+  next run, and reads back compact results (judge.suite.worker) a chunk at a time as they come, in
+  any order (they are put back in manifest order, so the report does not depend on the
+  scheduling). Chunks shrink as the queue drains (guided scheduling: what is left over 4 x the
+  workers, at most MAX_CHUNK), so the parent wakes a few dozen times, not once per run, and the
+  workers still finish together;
 - the parent's objects are frozen (gc.freeze) before the fork: the workers' garbage collector then
   never walks, and so never copies, the pages inherited from the parent (copy-on-write);
 - workers ignore SIGINT: Ctrl-C reaches the parent, which terminates them (SIGTERM, then SIGKILL
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 PREFETCH = 2
+MAX_CHUNK = 8
 STOP_GRACE_S = 1.0
 
 
@@ -59,16 +63,17 @@ def _serve(conn: Any, spec: Any, ledgers: dict[str, Any]) -> None:
         stats.start_cpu_s = time.process_time()
         conn.send(("ready", None))
         while True:
-            message = conn.recv()
-            if message is None:
+            chunk = conn.recv()
+            if chunk is None:
                 break
-            index, task = message
-            started, cpu = time.perf_counter(), time.process_time()
-            result = grade_task(task)
-            stats.grade_s += time.perf_counter() - started
-            stats.grade_cpu_s += time.process_time() - cpu
-            stats.tasks += 1
-            conn.send(("result", (index, result)))
+            results = []
+            for index, task in chunk:
+                started, cpu = time.perf_counter(), time.process_time()
+                results.append((index, grade_task(task)))
+                stats.grade_s += time.perf_counter() - started
+                stats.grade_cpu_s += time.process_time() - cpu
+                stats.tasks += 1
+            conn.send(("results", results))
         stats.peak_rss_mb = peak_rss_mb()
         conn.send(("stats", stats))
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
@@ -130,11 +135,11 @@ class WorkerPool:
             while live:
                 for conn in wait(list(live.values())):
                     kind, payload = self._receive(conn)
-                    if kind == "result":
-                        index, result = payload
-                        out.results[index] = result
+                    if kind == "results":
+                        for index, result in payload:
+                            out.results[index] = result
                         outstanding[id(conn)] -= 1
-                        done += 1
+                        done += len(payload)
                         if progress:
                             progress(done)
                         self._feed(conn, tasks, pending, outstanding)
@@ -149,8 +154,9 @@ class WorkerPool:
 
     def _feed(self, conn: Any, tasks: list[Any], pending: list[int], outstanding: dict[int, int]) -> None:
         while pending and outstanding[id(conn)] < PREFETCH:
-            index = pending.pop()
-            self._send(conn, (index, tasks[index]))
+            size = max(1, min(MAX_CHUNK, len(pending) // (4 * len(self.conns))))
+            chunk = [pending.pop() for _ in range(min(size, len(pending)))]
+            self._send(conn, [(index, tasks[index]) for index in chunk])
             outstanding[id(conn)] += 1
         if not pending and outstanding[id(conn)] == 0:
             self._send(conn, None)  # nothing left: report your stats and stop
