@@ -219,7 +219,7 @@ def table(med, codes, imported, engines, trace, rounds, quick, load_start, load_
     lines = [
         f"`.venv/bin/python benchmarks/bench_cold_start.py{' --against BASE' if 'before' in codes else ''}"
         f"{' --quick' if quick else ''} --results` on {started}: {'the `--quick` run' if quick else 'the full run'} "
-        f"({rounds} interleaved rounds; the full run has 7). Machine: {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"({rounds} interleaved rounds; {'the full run has 7' if quick else '`--quick` has 3'}). Machine: {platform.machine()}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}; load average {load_start[0]:.1f} (1 min) / {load_start[1]:.1f} (5 min) "
         f"at the start, {load_end[0]:.1f} / {load_end[1]:.1f} at the end: the machine is shared with other sessions, "
         "so read CPU time and memory, not wall time.",
