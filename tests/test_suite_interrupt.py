@@ -31,6 +31,12 @@ def _long_trace(path: Path) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
+def _foreground_signals() -> None:
+    """A terminal's foreground job: Ctrl-C not ignored, even when this test runs in a background job
+    (a non-interactive shell starts `cmd &` with SIGINT ignored, and an ignored signal stays so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _children(pid: int) -> list[int]:
     try:
         text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
@@ -62,7 +68,7 @@ def test_ctrl_c_stops_the_suite_and_its_workers_within_two_seconds(tmp_path):
     report = tmp_path / "report.json"
     proc = subprocess.Popen([sys.executable, "-c", "from judge.cli import main; main()", "suite", str(manifest), "--judge", "none", "-j", "2",
                              "--json", str(report)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=_foreground_signals)
     try:
         deadline = time.monotonic() + 120
         while len(_children(proc.pid)) < 2 and proc.poll() is None and time.monotonic() < deadline:

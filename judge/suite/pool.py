@@ -56,6 +56,9 @@ def _serve(conn: Any, spec: Any, ledgers: dict[str, Any]) -> None:
     """A worker's loop: build the grade session, then grade each task received until None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it terminates us
     from judge.suite.worker import grade_task, init_worker, peak_rss_mb
+    from judge.text import minilm
+
+    minilm.forget_loaded()  # a model the parent loaded is not used across the fork
 
     stats = WorkerStats(pid=os.getpid())
     try:

@@ -223,6 +223,12 @@ def _apply_threads() -> None:
             torch.set_num_threads(threads)
 
 
+def forget_loaded() -> None:
+    """Drop the models loaded so far (a forked suite worker: a session made by its parent would run
+    without the runtime's threads, which do not survive a fork); the next load makes its own."""
+    _loaded.clear()
+
+
 def load_embedding_model(name_or_path: str = DEFAULT_MODEL, runtime: str = "auto") -> Any:
     """The model on the CPU, loaded once per process per model and thread count: anything with
     SentenceTransformer's `encode()`. `runtime`: "auto" runs the bundled model on ONNX Runtime and
