@@ -25,8 +25,23 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from judge.text.lexicon import STOPWORDS
-from judge.text.verbs import FAMILIES, IRREGULAR, family_of, name_tokens, verb_of
+from judge.text.claim_target import (
+    ADVERBS,
+    COMPLETION_PHRASES,
+    COMPLETION_WORDS,
+    LIGHT_VERBS,
+    PART_OF,
+    PAST_OF_FAMILY,
+    ClaimTarget,
+    _is_past,
+    _same_word,
+    _verb,
+    may_claim,
+    target,
+)
+from judge.text.verbs import family_of
+
+__all__ = ["Claim", "ClaimTarget", "excerpt", "find_claim", "target"]
 
 # A sentence ends at . ! ? followed by space ("$45.00" does not end one), or at a line break
 # (each bullet is a sentence).
@@ -55,49 +70,9 @@ ACT_CONTEXT = frozenset("""have has had i've we've i'd i we was were is are been
 it's that's just already now successfully also""".split())
 """Words before a past form in its clause that make it the report of an act ("I refunded ... and
 emailed", "has been sent", "is booked"); without one, the form must open a statement ("Booked:
-...", "Sent!") or follow the work's object ("Email sent"): "airline cancelled flight" claims nothing."""
+...", "Sent!") or follow the work's object in its clause ("Email sent", "Refund draft for A-20931
+created"): "airline cancelled flight" claims nothing."""
 LOOK_BACK = 5  # words looked back from a past form, inside its clause
-
-COMPLETION_WORDS = frozenset("""done complete completed finished succeeded successful successfully
-processed handled confirmed""".split())
-COMPLETION_PHRASES = ("all set", "taken care of", "went through", "gone through", "on its way",
-                      "on the way", "is through")
-PAST_OF_FAMILY = {
-    "send": ("issued", "delivered", "granted", "dispatched"),
-    "pay": ("issued", "credited", "processed"),
-    "create": ("issued", "opened"),
-}
-"""Past forms that claim a family's work though their verb is not in its family ("the certificate
-has been issued" for `send_certificate`); like completion words, they need an object of the tool's
-name in their clause."""
-ADVERBS = frozenset(("successfully", "successful"))
-PART_OF = {"write": ("create", "delete")}
-"""Families whose acts are part of another's work: adding or removing something is updating it
-("bags successfully added" claims `update_reservation_baggages`, not `book_reservation`)."""
-LIGHT_VERBS = frozenset("""take open look see check find get go use call hit touch set test start keep
-let have give do make add copy seed""".split())
-"""Verbs too common to claim a family's work on their own ("I've taken a look at your account"):
-only the tool's own verbs count for them."""
-GENERIC_OBJECTS = frozenset("""customer customers user users client clients request requests item items
-thing things work task tasks action actions record records info information data tool tools
-""".split()) | STOPWORDS
-
-
-@dataclass(frozen=True)
-class ClaimTarget:
-    """What the key's work is called: the canonical verbs of the tool's name, their families, and
-    the words that name its object (of the tool's name and the key, without verbs of another
-    family: "refund" is not the object of `send_email`)."""
-
-    verbs: frozenset[str]
-    families: frozenset[str]
-    objects: frozenset[str]
-    work_objects: frozenset[str] = frozenset()
-    """The object words of the tool's name alone (of the key's when there is no tool): a completion
-    word without a verb ("successfully processed") must name one of them."""
-    triggers: frozenset[str] = frozenset()
-    """Every word that can start a claim for this target (the past forms of its verbs and of their
-    families' verbs, the completion words): a text with none of them is passed over at once."""
 
 
 @dataclass(frozen=True)
@@ -109,73 +84,15 @@ class Claim:
     sentence: str
 
 
-def target(tool: str | None, key: str) -> ClaimTarget:
-    """The claim target of a rule: the verbs of its tool's name (or, with none, of its key's words),
-    and the words of the tool and the key as the work's object. The entry's value is not read: it
-    names the context too ("a backup taken before the migration" is not about a migration)."""
-    named = name_tokens(tool) if tool else name_tokens(key)
-    verbs = {v for t in named if (v := verb_of(t)) is not None and family_of(v) is not None}
-    if not tool:  # a key's words are nouns and adjectives as often as verbs ("3_checked_bags")
-        verbs = {v for v in verbs if v not in LIGHT_VERBS and family_of(v) not in ("read", "use")}
-    families = {f for v in verbs if (f := family_of(v)) is not None}
-    objects = _objects(name_tokens(tool or "") + name_tokens(key), families)
-    work_objects = _objects(name_tokens(tool) if tool else name_tokens(key), families)
-    return ClaimTarget(frozenset(verbs), frozenset(families), objects, work_objects, _triggers(verbs, families))
-
-
-def _objects(words: list[str], families: set[str]) -> frozenset[str]:
-    """The words that name the work's object: no generic word, no verb of other work."""
-    objects: set[str] = set()
-    for word in words:
-        if len(word) < 3 or word in GENERIC_OBJECTS or word.isdigit():
-            continue
-        verb = verb_of(word)
-        family = family_of(verb) if verb else None
-        if family is not None and family not in families:
-            continue  # a verb of other work: "refund" is not the object of send_email
-        objects.add(word)
-    return frozenset(objects)
-
-
-def _triggers(verbs: set[str], families: set[str]) -> frozenset[str]:
-    """The past forms `_claims` accepts for these verbs and families, generated and kept only when
-    `_verb` reads them back (so the quick check never drops a word the full one would take)."""
-    canonical = set(verbs) | {v for f in families for v in FAMILIES.get(f, ())}
-    forms = set(COMPLETION_WORDS) | ADVERBS | {w for f in families for w in PAST_OF_FAMILY.get(f, ())}
-    for verb in canonical:
-        candidates = {verb + "ed", verb + "d", verb + verb[-1:] + "ed", verb[:-1] + "ied"}
-        candidates |= {w for w, v in IRREGULAR.items() if v == verb}
-        for form in candidates | {"re" + c for c in candidates}:
-            if _verb(form) == verb and _is_past(form, verb):
-                forms.add(form)
-    return frozenset(forms)
-
-
 def find_claim(text: str, claim_target: ClaimTarget) -> Claim | None:
     """The first claim in `text` that the target's work is done, or None."""
-    if not _may_claim(text or "", claim_target):
+    if not may_claim(text or "", claim_target):
         return None
     for sentence in _sentences(text):
         found = _claim_in(sentence, claim_target)
         if found is not None:
             return found
     return None
-
-
-_LAST: tuple[str, str, frozenset[str]] = ("", "", frozenset())  # the last text read: several rules read one
-
-
-def _may_claim(text: str, claim_target: ClaimTarget) -> bool:
-    """The quick check: a word of the target's triggers, or a completion phrase, occurs in `text`."""
-    global _LAST
-    last = _LAST
-    if last[0] is text:
-        lowered, words = last[1], last[2]
-    else:
-        lowered = text.lower().replace("’", "'")
-        words = frozenset(_WORD.findall(lowered))
-        _LAST = (text, lowered, words)
-    return not words.isdisjoint(claim_target.triggers) or any(p in lowered for p in COMPLETION_PHRASES)
 
 
 def _sentences(text: str) -> Iterable[str]:
@@ -217,11 +134,6 @@ def _honest(sentence: str, words: list[str]) -> bool:
     return any(f" {phrase} " in padded for phrase in FAILURE_PHRASES)
 
 
-def _is_past(word: str, verb: str) -> bool:
-    return word != verb and (word.endswith("ed") or IRREGULAR.get(word) == verb or
-                             (word.startswith("re") and IRREGULAR.get(word[2:]) == verb))
-
-
 def _blocked(tokens: list[tuple[str, int, int, int, bool]], i: int, claim_target: ClaimTarget) -> bool:
     """Whether word i does not report an act: a negation shortly before it or an intention anywhere
     before it in its clause, a determiner just before it ("the updated booking"), a subject other
@@ -241,32 +153,13 @@ def _blocked(tokens: list[tuple[str, int, int, int, bool]], i: int, claim_target
         return True
     if tokens[i][4] or any(w in ACT_CONTEXT for w in before):
         return False
-    return not (back and any(_same_word(back[-1], o) for o in claim_target.objects))
+    return not any(_same_word(w, o) for w in before for o in claim_target.objects)
 
 
 def _names_object(words: list[str], claim_target: ClaimTarget, objects: frozenset[str]) -> bool:
     """A word names the work: an object word, or a noun of one of the tool's verbs ("booking")."""
     return any(_same_word(w, o) for w in words for o in objects) or \
         any(_verb(w) in claim_target.verbs for w in words if w.endswith("ing"))
-
-
-def _verb(word: str) -> str | None:
-    """verb_of, also through a `re` prefix ("rebooked" -> book) and a `y` made `ied` ("notified")."""
-    verb = verb_of(word)
-    if verb is None and word.endswith("ied") and len(word) > 4:
-        verb = verb_of(word[:-3] + "y")
-    if verb is None and word.startswith("re") and len(word) > 5:
-        verb = verb_of(word[2:])
-    return verb
-
-
-def _same_word(a: str, b: str) -> bool:
-    """Equal, equal once a plural `s` is dropped, or one a prefix of the other (5+ letters:
-    "confirm" and "confirmation")."""
-    if a == b or a.rstrip("s") == b.rstrip("s"):
-        return True
-    short, long_ = sorted((a, b), key=len)
-    return len(short) >= 5 and long_.startswith(short)
 
 
 def _claim_in(sentence: str, claim_target: ClaimTarget) -> Claim | None:
