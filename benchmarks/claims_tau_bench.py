@@ -3,6 +3,7 @@ claims of completion written by an agent we did not write (gpt-4o, 200 trajector
 
     .venv/bin/python benchmarks/claims_tau_bench.py [--data ../shared/data] [--json OUT]
     .venv/bin/python benchmarks/claims_tau_bench.py --dump dev     # the candidates, for labelling
+    .venv/bin/python benchmarks/claims_tau_bench.py --loops        # retry loops and recovery coherence
 
 **Candidates**: each assistant text message together with each write tool (book_reservation,
 cancel_reservation, update_reservation_*, send_certificate) that returned a result since the
@@ -19,6 +20,10 @@ by reading each message once, before the detector was run on it.
 these), `test` = odd task ids, reported once. The detector is run as a rule would run it: the
 target is the tool's name only (`{check: claimed-complete, key: TOOL, tool: TOOL}`, no entry words).
 After an error a detected claim is a `claimed-complete` violation; after an ok result a compliant hit.
+
+**--loops**: the same 200 runs imported (`judge import openai`'s library call, into a temporary
+folder) and graded against a one-key scenario with `{check: no-progress, key: goal, max_repeats: 2}`
+(any tool): the failed tool results, the retry loops and violations found, and recovery coherence.
 """
 
 from __future__ import annotations
@@ -85,17 +90,49 @@ def measure(cands: list[dict[str, Any]], labels: dict[tuple[str, int, str], bool
     return report
 
 
+def loops(source: Path) -> dict[str, Any]:
+    """Retry chains of the 200 runs: failed results, loops, no-progress violations, coherence."""
+    import tempfile
+
+    from judge.grade import grade_trace
+    from judge.ledger import build_ledger
+    from judge.model import Scenario
+    from judge.trace.openai_import import import_openai
+
+    ledger = build_ledger(Scenario.model_validate({
+        "id": "tau", "ledger": [{"key": "goal", "class": "goal", "value": "serve the user", "source_turn": 0}],
+        "rules": [{"check": "no-progress", "key": "goal", "max_repeats": 2}]}))
+    out: dict[str, Any] = {"runs": 0, "runs_with_failures": 0, "failed_results": 0, "retry_loops": 0,
+                           "runs_violating_no_progress": 0, "coherence_below_1": 0}
+    with tempfile.TemporaryDirectory() as work:
+        for path in import_openai(source, Path(work), scenario="tau").files:
+            report = grade_trace(ledger, path)
+            m = report.metrics
+            out["runs"] += 1
+            out["runs_with_failures"] += bool(m.failed_results)
+            out["failed_results"] += m.failed_results or 0
+            out["retry_loops"] += m.retry_loops or 0
+            out["runs_violating_no_progress"] += any(f.verdict == "violated" for cp in report.checkpoints
+                                                     for f in cp.findings)
+            out["coherence_below_1"] += m.recovery_coherence is not None and m.recovery_coherence < 1
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--dump", choices=("dev", "test"), help="print one split's candidates (for labelling)")
     parser.add_argument("--errors", action="store_true", help="with the figures, list the dev split's misses")
+    parser.add_argument("--loops", action="store_true", help="retry loops and recovery coherence of the runs")
     args = parser.parse_args()
     source = args.data / TRAJECTORIES
     if not source.is_file():
         print(f"no tau-bench trajectories at {source}", file=sys.stderr)
         return 2
+    if args.loops:
+        print(json.dumps(loops(source), indent=2))
+        return 0
     cands = candidates(json.loads(source.read_text(encoding="utf-8")))
     if args.dump:
         for c in cands:
