@@ -35,6 +35,13 @@ class Redactor:
         self.counts: Counter[str] = Counter()
         self._ids: dict[str, str] = {}
 
+    def sharing_ids(self) -> "Redactor":
+        """A redactor that counts apart but gives every id this one numbered the same number (to
+        read lines again as they were first redacted)."""
+        other = Redactor()
+        other._ids = self._ids
+        return other
+
     def line_needs_redaction(self, line: str) -> bool:
         return line_needs_redaction(line)
 
