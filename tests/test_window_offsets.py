@@ -63,9 +63,14 @@ def _graded(ledger, trace, spill, monkeypatch, judge=None):
     return report
 
 
-@pytest.mark.parametrize("plan", ["one", "twenty"])
-def test_a_window_read_again_grades_as_one_held_in_memory(generated, monkeypatch, plan):
+@pytest.mark.parametrize("plan,numbering", [("one", "in a row"), ("twenty", "in a row"), ("one", "broken")])
+def test_a_window_read_again_grades_as_one_held_in_memory(generated, monkeypatch, tmp_path, plan, numbering):
+    """Ids numbered in a row are foretold (IdRun); a run that breaks is read again from the file."""
     trace, one, twenty = generated
+    if numbering == "broken":
+        broken = tmp_path / "broken.jsonl"
+        broken.write_text(trace.read_text().replace('{"id":"e40",', '{"id":"x40",', 1))
+        trace = broken
     ledger = load_ledger(one if plan == "one" else twenty)
     held = _graded(ledger, trace, 1 << 30, monkeypatch)
     reread = _graded(ledger, trace, 7, monkeypatch)

@@ -45,6 +45,7 @@ class Window:
     first_line: int = 0  # file line of the window's first event (a trace file's)
     last_id: str | None = None  # the id of its last event (a re-read checks it: the file did not change)
     tally: "HitTally | None" = None  # the hits settled as they come (with a RunAccumulator)
+    run: "IdRun | None" = None  # a long window whose ids are numbered in a row: they need no re-read
     _located: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
@@ -73,9 +74,14 @@ class Window:
 
     def ids_through(self, hit: Hit) -> list[str]:
         """The ids of the window's events up to the event of `hit`, one of them (the failing slice)."""
+        count = hit.index - self.first_index + 1
+        if self.run is not None:
+            ids = self.run.ids(count)
+            if ids[-1] != hit.event:
+                raise AssertionError(f"{hit.event} is not event {count} of its window")  # a bug, not input
+            return ids
         if self.source is None:
             return self.ids[:self.ids.index(hit.event) + 1]
-        count = hit.index - self.first_index + 1
         ids = list(self.source.reread(self.first_line, count, ids_only=True))
         if len(ids) != count or ids[-1] != hit.event:
             raise TraceError("the trace changed while it was graded (a window read again differs)",
@@ -108,6 +114,30 @@ class Window:
 # events; a longer one is then kept as where it is in the file and read again when needed, so that a
 # grade's memory does not follow the checkpoint plan and a short trace is still read once.
 SPILL_EVENTS = 1 << 15
+
+
+@dataclass
+class IdRun:
+    """Ids numbered in a row (`e17`, `e18`, ...: most traces number their events so): a window's ids
+    as a prefix and a first number, so that the slice of a long window needs no re-read."""
+
+    prefix: str
+    first: int
+
+    @classmethod
+    def of(cls, ids: list[str]) -> "IdRun | None":
+        """The run `ids` are, or None when they are not one (a number written back gives the id)."""
+        head = ids[0].rstrip("0123456789")
+        digits = ids[0][len(head):]
+        if not digits or (digits[0] == "0" and len(digits) > 1) or not digits.isascii():
+            return None
+        run = cls(head, int(digits))
+        return run if run.ids(len(ids)) == ids else None
+
+    def ids(self, count: int) -> list[str]:
+        """The first `count` ids of the run."""
+        prefix, first = self.prefix, self.first
+        return [f"{prefix}{first + i}" for i in range(count)]
 
 
 def checkpoints(ledger: ExpectedLedger) -> list[Checkpoint]:
@@ -143,8 +173,9 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
     ids: list[str] | None = window.ids if window is not None else []
     hits: list[Hit] = window.hits if window is not None else []
     add = window.tally.add if window is not None and window.tally is not None else hits.extend
-    count = turn = 0
+    count = turn = number = 0
     event = last = None
+    prefix = expect = ""
     for count, event in enumerate(reader.records(), start=1):
         turn = event.turn
         if turn > bound:
@@ -166,7 +197,19 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
             if keep_events:
                 window.events.append(event)
             if spill and len(ids) >= spill:  # from here on the window is where it is in the file
-                window.ids, window.events, window.source, ids = [], [], reader, None
+                window.run = None if keep_events else IdRun.of(ids)
+                if window.run is not None:  # numbered ids in a row: the next one is foretold
+                    prefix, number = window.run.prefix, window.run.first + len(ids)
+                    expect = f"{prefix}{number}"
+                else:
+                    window.source = reader
+                window.ids, window.events, ids = [], [], None
+        elif window.run is not None:
+            if event.id == expect:
+                number += 1
+                expect = f"{prefix}{number}"
+            else:  # the run broke: the window is read again from the file after all
+                window.run, window.source = None, reader
         found = observe(event, count - 1)
         if found:
             add(found)
@@ -189,7 +232,7 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
 
 def _close(window: Window, on_close, end: int, last: Any) -> None:
     """`end`: the trace position after the window's last event (a window read again counts by it)."""
-    window.n_events = len(window.ids) if window.source is None else end - window.first_index
+    window.n_events = len(window.ids) if window.source is None and window.run is None else end - window.first_index
     if window.n_events:
         window.last_id = last.id
     if window.tally is not None:
