@@ -171,10 +171,16 @@ def main() -> None:
               f"{med(linear[1]['now'], 'cpu'):.2f} s CPU", flush=True)
     load1 = os.getloadavg()
     names = list(roots)
+    full = (args.size, args.linear, args.repeat) == (1_000_000, 10_000_000, 3)
     text = [run_kind(args.quick, "200k events for the plan rows, 1M for the linear row, one round",
-                     f"1M events for the plan rows, 10M for the linear row, {args.repeat} rounds"), "",
-            f"`nice -n 10 .venv/bin/python benchmarks/bench_windows.py{' --quick' if args.quick else ''}"
-            f"{' --baseline BASE' if args.baseline else ''} --out /tmp/judge-traces --results` on {started}; BASE: "
+                     "1M events for the plan rows, 10M for the linear row, 3 rounds")
+            if args.quick or full else
+            (f"**Run:** neither the full run nor `--quick`: {fmt_n(args.size)} events for the plan rows, "
+             + (f"{fmt_n(args.linear)} for the linear row" if args.linear else "no linear row")
+             + f", {args.repeat} round(s)."), "",
+            f"`nice -n 10 .venv/bin/python benchmarks/bench_windows.py{' --quick' if args.quick else ''} --size "
+            f"{args.size} --linear {args.linear} --repeat {args.repeat}{' --baseline BASE' if args.baseline else ''}"
+            f" --out DIR --results` on {started}; BASE: "
             "a detached worktree of the code before. Machine: " + machine() + f"; load average {load0[0]:.1f} / "
             f"{load0[1]:.1f} (1 / 5 min) at the start, {load1[0]:.1f} / {load1[1]:.1f} at the end. CPU seconds of "
             "each process, fresh per measurement, rounds interleaved, medians; a ratio is within one round.", "",
