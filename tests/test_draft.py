@@ -90,7 +90,7 @@ def test_a_draft_round_trips_through_the_loader_and_lints_without_errors(tmp_pat
     path = tmp_path / "draft.yaml"
     path.write_text(result.text, encoding="utf-8")
     scenario, lines = load_scenario(path)
-    assert scenario.draft is True and scenario.id == "authorized-migration"
+    assert scenario.draft is True and scenario.id == "authorized-migration-draft"
     assert [i for i in lint(scenario, lines)[1] if i.level == "error"] == []
     assert yaml.safe_load(result.text) == json.loads(json.dumps(result.scenario))
     ops = [(d.turn, d.op, d.key) for d in scenario.deltas if d.op != "add"]
@@ -122,8 +122,10 @@ def test_suite_and_service_refuse_a_draft_unless_allowed(tmp_path):
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "r1.jsonl").write_text(trace.read_text(encoding="utf-8"), encoding="utf-8")
     manifest = tmp_path / "suite.yaml"
-    manifest.write_text(yaml.safe_dump({"suites": {"s": {"repetitions": 1, "scenarios": ["checkout-firefox"]}},
-                                        "scenarios": {"checkout-firefox": {"file": "scenario.yaml", "runs": "runs/"}}}))
+    # The draft's id is checkout-firefox-draft; it grades the runs that name checkout-firefox.
+    manifest.write_text(yaml.safe_dump({"suites": {"s": {"repetitions": 1, "scenarios": ["checkout-firefox-draft"]}},
+                                        "scenarios": {"checkout-firefox-draft": {"file": "scenario.yaml",
+                                                                                 "runs": "runs/"}}}))
     with pytest.raises(JudgeInputError, match="draft"):
         grade_suite(manifest, jobs=1)
     assert grade_suite(manifest, jobs=1, allow_draft=True).report.scenarios[0].runs == 1

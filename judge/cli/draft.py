@@ -21,8 +21,10 @@ def draft_cmd(
     traces: list[Path] = typer.Argument(..., help="JSONL traces of runs of one scenario: the first gives what the "
                                         "user said and what tools returned; all of them give the tools."),
     out: Path = typer.Option(..., "-o", "--out", help="Where to write the drafted scenario (YAML); `-` prints it."),
-    scenario_id: Optional[str] = typer.Option(None, "--id", help="The scenario id (default: the one the first "
-                                              "trace's run header names)."),
+    scenario_id: Optional[str] = typer.Option(None, "--id", help="The scenario id (default: `<scenario>-draft`, "
+                                              "the one the first trace's run header names with `-draft`, so a "
+                                              "draft never takes a reviewed scenario's id; it grades that "
+                                              "scenario's traces)."),
     tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the agent's "
                                          "tools, so a forbidden action can name a tool no trace called."),
     judge: Optional[str] = typer.Option(None, "--judge", help="An llm judge of [tool.judge.judges]: its model "
@@ -31,8 +33,9 @@ def draft_cmd(
     config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] table."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it exists."),
 ) -> None:
-    """Draft a scenario from what the user said and what tools returned; every entry, delta and rule
-    names the event and words it came from. Review it, then delete its `draft: true` line."""
+    """Draft a scenario from what the user said and what tools returned (a trace with no user
+    message: from its first task statement); every entry, delta and rule names the event and words
+    it came from. Review it, then delete its `draft: true` line."""
     from judge.draft import draft_scenario
 
     inputs = [*traces, tools, config]

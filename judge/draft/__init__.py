@@ -24,6 +24,7 @@ from judge.draft.review import review_notes
 from judge.draft.rules import draft_rules
 from judge.draft.source import read_conversation, read_tool_schemas
 from judge.draft.write import to_yaml
+from judge.model.scenario import DRAFT_SUFFIX
 
 OFFLINE_VERSION = 1  # bump when the cue tables or the drafting change what a draft says
 
@@ -49,6 +50,16 @@ def draft_scenario(traces: Iterable[str | Path], *, scenario_id: str | None = No
     draft.rules = draft_rules(draft, conv.tools)
     draft.header.append(f"source: {conv.trace} (run {conv.run_id}, sha256 {conv.sha256[:16]}); "
                         f"drafter: offline cues v{OFFLINE_VERSION}")
+    if conv.task_statement is not None:
+        draft.task_event = conv.task_statement
+        draft.header.append(f"no user message: drafted from the first task statement, {conv.task_statement} (an "
+                            "agent's message, cited as `task statement`), as if the user had said it: check that it "
+                            "speaks for whoever set the task")
+    if scenario_id is None:
+        reviewed = draft.scenario_id.removesuffix(DRAFT_SUFFIX)
+        draft.header.append(f"id {draft.scenario_id}: a draft never takes the id of the scenario its traces name "
+                            f"({reviewed}), so it cannot shadow a reviewed one; it grades {reviewed}'s traces all the "
+                            f"same. Once reviewed, name it {reviewed} (or another id) yourself")
     if conv.redactions:
         draft.header.append("redacted before drafting: " + ", ".join(f"{k} x{v}" for k, v in conv.redactions.items()))
     draft.notes += conv.disagreements

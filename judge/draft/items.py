@@ -23,11 +23,12 @@ class Evidence:
     kind: str  # user | tool-result
     quote: str
 
-    def short(self) -> str:
+    def short(self, kind: str | None = None) -> str:
+        """`e8 (user, turn 4): "Use Firefox from now on"`; `kind` replaces the event's kind in it."""
         quote = " ".join(self.quote.split())
         if len(quote) > QUOTE_LIMIT:
             quote = quote[: QUOTE_LIMIT - 1] + "…"
-        return f'{self.event} ({self.kind}, turn {self.turn}): "{quote}"'
+        return f'{self.event} ({kind or self.kind}, turn {self.turn}): "{quote}"'
 
 
 @dataclass
@@ -112,6 +113,7 @@ class Draft:
     header: list[str] = field(default_factory=list)  # provenance lines for the top comment
     notes: list[str] = field(default_factory=list)  # file-level review notes
     dropped: list[str] = field(default_factory=list)  # items the fixture checks refused, with why
+    task_event: str | None = None  # no user message: the task statement drafted from in its place
 
     def entry(self, key: str) -> Entry | None:
         return next((e for e in self.entries if e.key == key), None)
