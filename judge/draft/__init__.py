@@ -26,7 +26,7 @@ from judge.draft.source import read_conversation, read_tool_schemas
 from judge.draft.write import to_yaml
 from judge.model.scenario import DRAFT_SUFFIX
 
-OFFLINE_VERSION = 1  # bump when the cue tables or the drafting change what a draft says
+OFFLINE_VERSION = 2  # bump when the cue tables or the drafting change what a draft says
 
 __all__ = ["OFFLINE_VERSION", "DraftResult", "draft_scenario", "review_notes"]
 

@@ -59,6 +59,9 @@ class Entry:
     alternatives: tuple[str, ...] = ()  # uncertainties: the options the user named
     quantity_one: bool = False  # requests: "one", "a single", "once"
     sensitivity_why: str | None = None  # the cue a non-normal sensitivity was guessed from
+    bound: tuple[str, float] | None = None  # limits: ("max" | "min", the number)
+    confirmable: bool = False  # limits: the user may allow going beyond the bound ("without asking me")
+    value_nouns: dict[str, str] = field(default_factory=dict)  # value -> the noun next to it ("staging cluster")
 
     def note(self, text: str) -> None:
         if text not in self.review:
