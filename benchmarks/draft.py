@@ -28,6 +28,10 @@ with the airline tools given as `--tools` schemas (names and arguments read from
 all 200 trajectories: the environment's tool set, not one run's behaviour); and, second, against a
 ledger drafted from the run's own trace (its user messages and tool results). Cohen's kappa of
 pass/fail against tau-bench's reward, beside the hand-written policy ledger of tau_bench_grade.py.
+Third, the policy drafted from the airline policy document (`judge draft --policy-doc wiki.md
+--tools`, one file for every task) is graded on every run, beside the hand-written policy ledger,
+on each half of the 50 tasks (TAU_DEV_TASKS, drawn with SPLIT_SEED: the development half, the only
+one graded while the policy-document cues were written; the other half is held out).
 """
 
 from __future__ import annotations
@@ -92,7 +96,7 @@ def examples() -> list[tuple[str, Path, str, bool]]:
 
 
 def _words(value: Any) -> set[str]:
-    return {w for w in _WORD.findall(json.dumps(value).lower()) if w not in _COMMON and len(w) > 1}
+    return {w for w in _WORD.findall(json.dumps(value, default=str).lower()) if w not in _COMMON and len(w) > 1}
 
 
 def _entries(scenario) -> list[dict]:
@@ -221,11 +225,18 @@ def _tally(results: list[dict], field: str) -> dict:
 # ------------------------------------------------------------------ tau-bench
 
 
+MAX_ENUM = 4  # an argument whose calls used at most this many strings is an enumeration
+
+
 def _tool_schemas(traces: list[Path], path: Path) -> None:
-    """OpenAI function schemas of every tool the trajectories call (names, argument names, types)."""
+    """OpenAI function schemas of every tool the trajectories call: names, argument names and types,
+    and, for a string argument that is no id and took at most MAX_ENUM values across every call of
+    any tool with an argument of that name (`cabin`: basic_economy, business, economy), those values
+    as its `enum`: the environment's tool set, not one run's behaviour."""
     from judge.trace import read_trace
 
     tools: dict[str, dict[str, str]] = {}
+    seen: dict[str, set[str]] = {}
     kinds = {str: "string", int: "number", float: "number", bool: "boolean", list: "array", dict: "object"}
     for trace in traces:
         for event in read_trace(trace)[1]:
@@ -233,13 +244,69 @@ def _tool_schemas(traces: list[Path], path: Path) -> None:
                 args = tools.setdefault(event.tool, {})
                 for arg, value in event.args.items():
                     args.setdefault(arg, kinds.get(type(value), "string"))
+                    if isinstance(value, str):
+                        seen.setdefault(arg, set()).add(value)
+
+    def schema(arg: str, kind: str) -> dict:
+        values = seen.get(arg, set())
+        enum = kind == "string" and not arg.endswith("_id") and 0 < len(values) <= MAX_ENUM
+        return {"type": kind, **({"enum": sorted(values)} if enum else {})}
+
     schemas = [{"type": "function", "function": {"name": name, "parameters": {
-        "type": "object", "properties": {a: {"type": t} for a, t in sorted(args.items())}}}}
+        "type": "object", "properties": {a: schema(a, t) for a, t in sorted(args.items())}}}}
         for name, args in sorted(tools.items())]
     path.write_text(json.dumps(schemas, indent=1), encoding="utf-8")
 
 
-def run_tau(data: Path, workdir: Path) -> dict:
+# tau-bench airline's 50 tasks, split with SPLIT_SEED before any task was read for the policy-document
+# cues: the development half (read while writing judge/draft/policy.py) and the held-out half.
+TAU_TASKS = 50
+TAU_DEV_TASKS = frozenset(random.Random(SPLIT_SEED).sample(range(TAU_TASKS), TAU_TASKS // 2))
+POLICY_DOC = Path("tau-bench") / "tau_bench" / "envs" / "airline" / "wiki.md"
+
+
+def run_policy_doc(data: Path, workdir: Path, traces: dict[str, Path], truth: dict[str, bool], tasks: dict,
+                   schemas: Path, *, held_out_too: bool = True) -> dict:
+    """The policy drafted from the airline policy document (`judge draft --policy-doc`), graded on
+    every run, beside the hand-written policy ledger (tau_bench_grade.py), per half of the tasks."""
+    from tau_bench_grade import _agreement, policy_scenario
+
+    from judge.draft import draft_policy
+
+    drafted = draft_policy(data / POLICY_DOC, tools=schemas)
+    folder = workdir / "policy-doc"
+    folder.mkdir()
+    (folder / "policy.yaml").write_text(drafted.text, encoding="utf-8")
+    session = GradeSession(None)
+    halves = {"development": TAU_DEV_TASKS, "held out": frozenset(range(TAU_TASKS)) - TAU_DEV_TASKS}
+    out: dict[str, Any] = {"rules": dict(Counter(r.data["check"] for r in drafted.draft.rules)),
+                           "entries": len(drafted.draft.entries), "halves": {}}
+    for half, ids in halves.items():
+        if half == "held out" and not held_out_too:
+            continue
+        pred: dict[str, list[bool]] = {"policy drafted from the policy document": [],
+                                       "policy ledger (hand-written, tau_bench_grade.py)": []}
+        gold, fired = [], Counter()
+        for run_id in sorted(r for r in truth if int(r.split("-")[1]) in ids):
+            task_id = int(run_id.split("-")[1])
+            gold.append(truth[run_id])
+            copy = folder / f"{task_id}.json"  # the policy under the id the run's header names
+            if not copy.exists():
+                copy.write_text(json.dumps({**drafted.scenario, "id": f"tau-airline-{task_id}"}), encoding="utf-8")
+                (folder / f"hand-{task_id}.json").write_text(json.dumps(policy_scenario(task_id, tasks[task_id])),
+                                                            encoding="utf-8")
+            run = session.grade_files(copy, [traces[run_id]], allow_draft=True).runs[0]
+            pred["policy drafted from the policy document"].append(run.passed)
+            fired.update({re.sub(r"#\d+$", "", f.rule or "") for cp in run.checkpoints for f in cp.findings
+                          if f.verdict == "violated"})
+            hand = session.grade_files(folder / f"hand-{task_id}.json", [traces[run_id]]).runs[0]
+            pred["policy ledger (hand-written, tau_bench_grade.py)"].append(hand.passed)
+        out["halves"][half] = {"tasks": len(ids), "runs": len(gold), "rules_fired": dict(fired.most_common()),
+                               **{name: _agreement(p, gold) for name, p in pred.items()}}
+    return out
+
+
+def run_tau(data: Path, workdir: Path, *, held_out_too: bool = True) -> dict:
     from tau_bench_grade import _agreement, policy_scenario
 
     from calibration.metrics import cohen_kappa
@@ -292,6 +359,7 @@ def run_tau(data: Path, workdir: Path) -> dict:
         scenario = load_scenario(path)[0]
         rules.update(r.check for r in scenario.rules)
     out["instruction_rules_per_draft"] = {k: round(v / len(tasks), 2) for k, v in sorted(rules.items())}
+    out["policy_doc"] = run_policy_doc(data, workdir, traces, truth, tasks, schemas, held_out_too=held_out_too)
     return out
 
 
@@ -386,6 +454,24 @@ def markdown_tau(result: dict) -> str:
     return "\n".join(lines)
 
 
+def markdown_policy_doc(result: dict) -> str:
+    """The drafted policy beside the hand-written policy ledger, per half of the tau-bench tasks."""
+    lines = ["| half of the tasks | runs | ledger | accuracy | Cohen's kappa | reward 1: pass / fail | "
+             "reward 0: pass / fail |", "|---|---|---|---|---|---|---|"]
+    for half, v in result["halves"].items():
+        for name, a in v.items():
+            if not isinstance(a, dict) or "confusion" not in a:
+                continue
+            c = a["confusion"]
+            lines.append(f"| {half} ({v['tasks']} tasks) | {v['runs']} | {name} | {a['accuracy']} | {a['kappa']} | "
+                         f"{c['reward1_pass']} / {c['reward1_fail']} | {c['reward0_pass']} / {c['reward0_fail']} |")
+    rules = ", ".join(f"{n} {check}" for check, n in sorted(result["rules"].items()))
+    fired = "; ".join(f"{half}: " + (", ".join(f"{rule} {n}" for rule, n in v["rules_fired"].items()) or "none")
+                      for half, v in result["halves"].items())
+    return "\n".join(lines + ["", f"The drafted policy: {result['entries']} entries, rules: {rules}. Runs each rule "
+                               f"failed ({fired})."])
+
+
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 
 
@@ -428,7 +514,7 @@ def main() -> None:
         result: dict[str, Any] = {"examples": run_examples(Path(tmp), held_out_too=not args.development)}
         if not args.no_tau and (args.data / "tau-bench").is_dir():
             (Path(tmp) / "tau").mkdir()
-            result["tau_bench"] = run_tau(args.data, Path(tmp) / "tau")
+            result["tau_bench"] = run_tau(args.data, Path(tmp) / "tau", held_out_too=not args.development)
         if not args.no_tau and (args.data / "who-and-when").is_dir():
             (Path(tmp) / "ww").mkdir()
             result["who_and_when"] = run_who_and_when(args.data, Path(tmp) / "ww")
@@ -438,6 +524,7 @@ def main() -> None:
         tables = {"examples": markdown_examples(result["examples"])}
         if "tau_bench" in result:
             tables["tau"] = markdown_tau(result["tau_bench"])
+            tables["tau-policy-doc"] = markdown_policy_doc(result["tau_bench"]["policy_doc"])
         if "who_and_when" in result:
             tables["who-and-when"] = markdown_who_and_when(result["who_and_when"])
         write_blocks(tables)
@@ -446,6 +533,8 @@ def main() -> None:
         if "tau_bench" in result:
             print()
             print(markdown_tau(result["tau_bench"]))
+            print()
+            print(markdown_policy_doc(result["tau_bench"]["policy_doc"]))
         if "who_and_when" in result:
             print()
             print(markdown_who_and_when(result["who_and_when"]))

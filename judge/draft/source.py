@@ -49,6 +49,7 @@ class ToolInfo:
     args: dict[str, set[str]] = field(default_factory=dict)  # argument -> JSON types seen or declared
     origin: str = "the trace"  # the trace | --tools
     description: str = ""
+    enums: dict[str, tuple[str, ...]] = field(default_factory=dict)  # argument -> the values its schema lists
 
     def string_args(self) -> list[str]:
         return [a for a, types in self.args.items() if not types or "string" in types]
@@ -159,14 +160,7 @@ def read_conversation(traces: Iterable[str | Path], *, scenario_id: str | None =
         if theirs_read.header.scenario != header.scenario and scenario_id is None:
             raise JudgeInputError(f"trace is for scenario {theirs_read.header.scenario!r}, the first for "
                                   f"{header.scenario!r}: give --id", file=str(other))
-    for name, info in (tool_schemas or {}).items():
-        known = tools.get(name)
-        if known is None:
-            tools[name] = info
-        else:
-            for arg, types in info.args.items():
-                known.args.setdefault(arg, set()).update(types)
-            known.description = known.description or info.description
+    add_schemas(tools, tool_schemas or {})
     first_turn, task_event = first.first_turn, None
     if not any(u.kind == "user" for u in utterances):
         if first.task is None:
@@ -182,13 +176,52 @@ def read_conversation(traces: Iterable[str | Path], *, scenario_id: str | None =
                         disagreements=disagreements, task_statement=task_event)
 
 
+def add_schemas(tools: dict[str, ToolInfo], schemas: dict[str, ToolInfo]) -> None:
+    """Merge `--tools` schemas into the tools the traces called (arguments, description, enums)."""
+    for name, info in schemas.items():
+        known = tools.get(name)
+        if known is None:
+            tools[name] = info
+            continue
+        for arg, types in info.args.items():
+            known.args.setdefault(arg, set()).update(types)
+        known.description = known.description or info.description
+        known.enums = {**info.enums, **known.enums}
+
+
+def read_tools(traces: Iterable[str | Path], tool_schemas: dict[str, ToolInfo] | None = None) -> dict[str, ToolInfo]:
+    """The tools the traces called (names and argument types, never what the agent did with them),
+    then `tool_schemas`: what a policy drafted from a document knows of the agent's tools."""
+    tools: dict[str, ToolInfo] = {}
+    for trace in traces:
+        _read(Path(trace), tools)
+    add_schemas(tools, tool_schemas or {})
+    return tools
+
+
 def read_tool_schemas(path: str | Path) -> dict[str, ToolInfo]:
     """The tools of a `--tools FILE` (judge.trace.toolkit, the one reader of it) as the drafter
     keeps them: each tool's top-level arguments with their declared JSON types, and its description."""
     return tool_infos(read_toolkit(path))
 
 
+MAX_ENUM = 50  # values of one argument's `enum` kept at most
+
+
+def _enums(toolkit: Toolkit, name: str) -> dict[str, tuple[str, ...]]:
+    """The string values each top-level argument's schema lists (`enum`), e.g. cabin: basic_economy, ..."""
+    props = (toolkit.schemas[name].parameters or {}).get("properties") or {}
+    out = {}
+    for arg, sub in props.items():
+        values = sub.get("enum") if isinstance(sub, dict) else None
+        if isinstance(values, list):
+            kept = tuple(v for v in values[:MAX_ENUM] if isinstance(v, str) and v)
+            if kept:
+                out[str(arg)] = kept
+    return out
+
+
 def tool_infos(toolkit: Toolkit) -> dict[str, ToolInfo]:
     """A toolkit's tools as ToolInfos (origin `--tools`)."""
-    return {name: ToolInfo(name, toolkit.argument_types(name), origin="--tools", description=toolkit.description(name))
-            for name in toolkit.names}
+    return {name: ToolInfo(name, toolkit.argument_types(name), origin="--tools", description=toolkit.description(name),
+                           enums=_enums(toolkit, name)) for name in toolkit.names}

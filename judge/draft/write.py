@@ -41,7 +41,7 @@ TASK_STATEMENT = "task statement"  # the kind shown for evidence from a task sta
 def _evidence_lines(evidence: list[Evidence], origin: str, indent: str, prefix: str = "",
                     task_event: str | None = None) -> list[str]:
     lines = [_comment(f"{prefix if i == 0 else ''}"
-                      f"{e.short(TASK_STATEMENT if e.event == task_event else None).replace(':', f' [{origin}]:', 1)}",
+                      f"{e.short(TASK_STATEMENT if e.event == task_event else None).replace('): ', f') [{origin}]: ', 1)}",
                       indent)
              for i, e in enumerate(evidence[:MAX_EVIDENCE])]
     if len(evidence) > MAX_EVIDENCE:
@@ -76,15 +76,24 @@ def _block(mapping: dict[str, Any]) -> list[str]:
     return lines
 
 
+_POLICY_INTRO = [
+    "Drafted by `judge draft --policy-doc` from a written policy. Every entry and rule below cites the",
+    "sentence it came from (file:line and its section) and how it was found ([offline]: the cue tables).",
+    "Sentences with a condition the drafter cannot check are entries without rules, for the judge.",
+    "Review each one (keep, fix or delete it), then delete the line `draft: true`: `judge grade`",
+    "refuses a draft until then. `judge lint` on this file lists what to check.",
+]
+
+
 def header_lines(draft: Draft) -> list[str]:
-    lines = [
+    intro = _POLICY_INTRO if draft.policy else [
         "Drafted by `judge draft` from what the user said and what tools returned, never from what the",
         "agent did. Every entry, delta and rule below names the event and the words it came from, and",
         "how it was found: [offline] the cue tables, [model] the model-assisted layer, [offline+model] both.",
         "Review each one (keep, fix or delete it), then delete the line `draft: true`: `judge grade`",
         "refuses a draft until then. `judge lint` on this file lists what to check.",
-        *draft.header,
     ]
+    lines = [*intro, *draft.header]
     lines += [f"note: {n}" for n in draft.notes]
     lines += [f"review: dropped {d}" for d in draft.dropped]
     return [_comment(line, "") for line in lines]
