@@ -184,3 +184,25 @@ def test_tau_bench_airline_policy(shared_dir, tmp_path):
     for line, quote in re.findall(r'wiki\.md:(\d+) \([^)]*\) \[offline\]: "(.*)"$', result.text, re.MULTILINE):
         assert quote.rstrip("…")[:30] in text[int(line) - 1]
     assert yaml.safe_load(result.text)["checkpoints"] == []
+
+
+def test_every_rule_cites_the_sentence_its_entry_came_from(drafted):
+    result, doc, _ = drafted
+    lines = doc.read_text(encoding="utf-8").splitlines()
+    assert result.draft.rules
+    for rule in result.draft.rules:
+        [evidence] = rule.evidence
+        entry = result.draft.entry(rule.data["key"])
+        assert evidence.kind == "policy" and evidence == entry.evidence[0]
+        line = int(evidence.event.rsplit(":", 1)[1])
+        block = " ".join(x.strip(" -") for x in lines[line - 1:line + 2])
+        assert evidence.quote.split()[0] in block and evidence.turn == 0
+
+
+def test_without_tools_a_policy_has_entries_and_no_rule(tmp_path):
+    doc = tmp_path / "policy.md"
+    doc.write_text(POLICY, encoding="utf-8")
+    result = draft_policy(doc)
+    assert result.draft.entries and not result.draft.rules
+    assert "none known (give --tools or traces): no rule names a tool" in result.text
+    assert yaml.safe_load(result.text)["draft"] is True
