@@ -150,7 +150,8 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
                    unknown_writes: dict[str, str] | None = None, acc: "RunAccumulator | None" = None) -> int:
     """Feed every event (the reader's records: judge.trace.records) to the rules, closing each
     checkpoint window as the turns pass it. `keep_events`: a judge will see the windows' events
-    (kept in memory only for lines given one by one; a trace file's are read again). `summaries`:
+    (in memory up to SPILL_EVENTS a window, and for lines given one by one; beyond that a trace
+    file's are read again). `summaries`:
     where to keep the summary events (None: nothing will audit them, so none is kept).
     `unknown_writes` gets key -> first event id of each state-write to a key the ledger lacks.
     `acc`: the accumulator `on_close` gives the windows to, which then settles their hits as they
