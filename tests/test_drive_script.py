@@ -94,3 +94,15 @@ def test_the_example_script_lints_clean_and_the_lint_warns_where_script_and_ledg
     assert "no user message" in found[("warning", "deltas.2.turn")]
     assert "never reaches it" in found[("warning", "checkpoints.2.after_turn")]
     assert "hands nothing over" in found[("warning", "script.turns.2.to")]
+
+
+def test_the_words_judge_run_says_are_package_data_and_hashed_into_every_header():
+    import hashlib
+    import tomllib
+
+    from judge.suite.drive.texts import TEXTS_FILE, texts, texts_sha256
+
+    data = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert data["tool"]["setuptools"]["package-data"]["judge.suite.drive"] == [TEXTS_FILE.name]
+    assert texts_sha256() == hashlib.sha256(TEXTS_FILE.read_bytes()).hexdigest()
+    assert texts().distance and "{goal}" in texts().distance[0]

@@ -235,9 +235,10 @@ def make_agent(spec: str, *, model: str | None = None, name: str | None = None) 
         if not model:
             raise UsageError("an endpoint agent needs --model NAME (the model the endpoint serves)", field="--model")
         return EndpointAgent(base_url=spec, model=model, name=name or model)
-    if ENTRY_POINT.match(spec) and " " not in spec:
+    match = ENTRY_POINT.match(spec)
+    if match and " " not in spec:
         function = load_entry_point(spec)
-        return EntryPointAgent(function=function, name=name or spec)
+        return EntryPointAgent(function=function, name=name or f"{Path(match['module']).name}:{match['function']}")
     try:
         argv = shlex.split(spec)
     except ValueError as exc:

@@ -78,8 +78,8 @@ def pair_verdict(halves: list[Subject], runs: list[DrivenRun], outcomes: dict, f
     failing = [(s, r) for s in halves for r in runs if r.variant == s.scenario.id and r.outcome == "fail"]
     if failing:
         subject, run = failing[0]
-        d = run.first_divergence
-        where = f": {d.key} at turn {d.turn}, {d.event} ({d.rule or 'judge'})" if d else ""
+        d = run.first_divergence or (run.broken[0] if run.broken else None)
+        where = f": {d.key} at turn {d.turn}{', ' + d.event if d.event else ''} ({d.rule or 'judge'})" if d else ""
         names = sorted({s.scenario.id for s, _ in failing})
         return PairVerdict(verdict="not-state-sensitive", halves=parts,
                            reason=f"{' and '.join(names)} failed{where}: the agent's action did not follow the state "
