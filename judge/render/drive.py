@@ -42,12 +42,15 @@ def render_drive(report: DriveReport, console: Console, folder: str | None = Non
     runs = len(report.runs)
     console.print(Text.assemble(("judge run ", "bold"), report.scenario, f"  agent: {agent}  ",
                                 f"{runs} run(s), seed {report.seed}"))
-    table = style.table("variant", "outcome", "first divergence", "broke", note="undecided because")
+    undecided = any(r.outcome == "inconclusive" for r in report.runs)
+    table = style.table("variant", "outcome", "first divergence", note="undecided because" if undecided else None)
     for s in report.stresses:
-        reasons = sorted({reason for r in report.runs if r.variant == s.stress and r.outcome == "inconclusive"
-                          for reason in r.outcome_reasons[:1]})
-        table.add_row(style.cell(s.stress), _outcome(s), style.cell(_divergence(s)), style.cell(", ".join(s.new) or "-"),
-                      style.cell("; ".join(reasons)))
+        row = [style.cell(s.stress), _outcome(s), style.cell(_divergence(s))]
+        if undecided:
+            reasons = sorted({reason for r in report.runs if r.variant == s.stress and r.outcome == "inconclusive"
+                              for reason in r.outcome_reasons[:1]})
+            row.append(style.cell("; ".join(reasons)))
+        table.add_row(*row)
     style.render(console, table)
     if report.keys:
         console.print()
