@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from judge.checks import RuleSet, leak_kinds
+from judge.grade.consult import consulted_only_when_needed, judge_needed
 from judge.grade.divergence import first_divergence, first_veto
 from judge.grade.findings import answer_errors, checkpoint_report, window_keys
 from judge.grade.metrics import component_metrics, quality_score
@@ -116,7 +117,9 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
     count = stream_windows(reader, ledger, rules, judge is not None, lambda w: acc.close(close_paths(w)),
                             summaries, unknown)
     keys_by_window = [window_keys(w, ledger, rules) for w in acc.windows]
-    if judge is not None:
+    # The embedding judge only when a key needs it (judge.grade.consult): else its model never loads.
+    if judge is not None and (not consulted_only_when_needed(judge)
+                              or judge_needed(acc.windows, keys_by_window, ledger, rules)):
         requests = [(w, _judge_request(w, keys, ledger, reader.header))
                     for w, keys in zip(acc.windows, keys_by_window) if keys and w.events]
         asyncio.run(_run_judge(judge, requests))
