@@ -217,3 +217,39 @@ def test_ctrl_c_kills_the_agent_and_stops_the_run_cleanly(scenario, tmp_path):
     _gone(int(pidfile.read_text()))
     assert not list(out.rglob("*.part"))  # no half-written trace is left behind
     assert json.loads((out / "tools.json").read_text())["tools"]
+
+
+def test_at_a_handoff_a_second_agent_continues_from_the_first_agents_note_alone(scenario, tmp_path):
+    """handoff:TURN with --handoff-agent: the first agent writes the handoff note, the second one is
+    asked every step from then on and sees the note, never the turns before it."""
+    first = agent_file(tmp_path, """
+        import json, sys
+        messages = json.load(sys.stdin)
+        last = messages[-1]["content"]
+        if "handing this task over" in last:
+            print(json.dumps({"text": "NOTE: logs read; do not deploy."}))
+        elif "logs" in last:
+            print(json.dumps({"tool": "read_logs", "args": {}}))
+        else:
+            print(json.dumps({"text": "first agent"}))
+    """, name="first.py")
+    seen = tmp_path / "seen.jsonl"
+    second = agent_file(tmp_path, f"""
+        import json, sys
+        messages = json.load(sys.stdin)
+        open({str(seen)!r}, "a").write(json.dumps(messages) + "\\n")
+        print(json.dumps({{"text": "second agent, taking over"}}))
+    """, name="second.py")
+    _, driven = run(scenario, tmp_path, f"{sys.executable} {first}", stresses=["handoff:2"],
+                    handoff_agent=f"{sys.executable} {second}")
+    assert driven.outcome == "pass", driven.outcome_reasons
+    events = read_trace(driven.trace)[1]
+    [summary] = [e for e in events if e.kind == "summary"]
+    assert (summary.reason, summary.text, summary.to) == ("handoff", "NOTE: logs read; do not deploy.", "second.py")
+    answers = [e.text for e in events if e.kind == "assistant"]
+    assert answers[-1] == "second agent, taking over" and "second agent, taking over" not in answers[:-1]
+    [messages] = [json.loads(line) for line in seen.read_text().splitlines()]
+    text = json.dumps(messages)
+    assert "NOTE: logs read" in text and "Look at the logs" not in text  # the note alone, a fresh context
+    handoff = read_trace(driven.trace)[0].metadata["agent"]["handoff"]
+    assert handoff == {"kind": "command", "spec": f"{sys.executable} {second}", "name": "second.py"}

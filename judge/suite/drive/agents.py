@@ -243,5 +243,5 @@ def make_agent(spec: str, *, model: str | None = None, name: str | None = None) 
         argv = shlex.split(spec)
     except ValueError as exc:
         raise UsageError(f"cannot split the agent command: {exc}", field="--agent") from None
-    return CommandAgent(argv=argv, name=name or Path(argv[-1] if argv[0].startswith("python") and len(argv) > 1
-                                                       else argv[0]).name)
+    interpreter = Path(argv[0]).name.startswith("python") and len(argv) > 1  # `python agent.py`: the script's name
+    return CommandAgent(argv=argv, name=name or Path(argv[-1] if interpreter else argv[0]).name)

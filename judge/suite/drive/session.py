@@ -109,6 +109,13 @@ class Driver:
         self.done = 0
         self.total = 0
 
+    def agent_header(self) -> dict[str, Any]:
+        """The run header's `agent` metadata: who was driven and, if another, who took over at a handoff."""
+        out = {"kind": self.agent.kind, "spec": self.options.agent}
+        if self.handoff is not None:
+            out["handoff"] = {"kind": self.handoff.kind, "spec": self.options.handoff_agent, "name": self.handoff.name}
+        return out
+
     def fixtures_source(self, subject: Subject) -> dict[str, Any]:
         source = self.options.fixtures or subject.path
         return {"file": str(source), "sha256": sha256_file(source)}
@@ -133,8 +140,7 @@ class Driver:
                 mode="record" if self.options.record else "replay",
                 metadata={"driven_by": "judge run", "stress": variant.name, "seed": self.options.seed + rep - 1,
                           "repetition": rep, "fixtures": self.fixtures_source(subject),
-                          "agent": {"kind": self.agent.kind, "spec": self.options.agent},
-                          "texts_sha256": texts_sha256()})
+                          "agent": self.agent_header(), "texts_sha256": texts_sha256()})
             if self.progress:
                 self.progress(self.done, self.total, f"{variant.name} run {rep}")
             outcome = drive_run(plan, variant.scenario.script, FixtureBook(variant.scenario.script), self.options.limits)
