@@ -112,6 +112,8 @@ def test_failed_action_fails_every_call_and_the_completion_resting_on_it_is_no_l
     assert v.ledger.history("repair").status_at(5) == "active"
     error = stress(control, "failed-action:run_tests=error")
     assert FixtureBook(error.scenario.script).answer(5, "run_tests", {}).status == "error"
+    partial = FixtureBook(stress(control, "failed-action:run_tests=partial").scenario.script).answer(3, "run_tests", {})
+    assert (partial.status, partial.response.result["error"]) == ("error", "partial")  # trace statuses: ok, error, timeout
     assert stress(control, "failed-action:deploy").scenario.deltas == control[0].deltas  # nothing rests on deploy
 
 
