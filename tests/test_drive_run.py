@@ -186,6 +186,14 @@ def test_stress_all_on_the_command_line_prints_which_stressor_first_broke_which_
     assert outcomes["handoff:4"] == (0, 1) and len(outcomes) == 9
     lines = [line for line in result.output.splitlines() if line.startswith(("editable_paths", "no_deploy"))]
     assert "compaction:4" in lines[0] and "tool-contradiction:run_tests" in lines[1]
+    # `judge grade` on each recorded trace, against its variant's scenario, grades it the same way
+    files = {s["stress"]: s["scenario_file"] for s in report["stresses"]}
+    for driven in report["runs"]:
+        graded = tmp_path / f"{driven['run_id']}.json"
+        again = CliRunner().invoke(app, ["grade", files[driven["variant"]], driven["trace"], "--judge", "none", "-q",
+                                         "--json", str(graded)])
+        assert again.exit_code == {"pass": 0, "fail": 1}[driven["outcome"]], (driven["variant"], again.output)
+        assert json.loads(graded.read_text())["runs"][0]["first_divergence"] == driven["first_divergence"]
     careful = CliRunner().invoke(app, ["run", str(SCENARIO), "--agent", AGENT, "--stress", "all", "--judge", "none",
                                        "-o", str(tmp_path / "careful")], env={"AGENT_STAND_IN": "careful"})
     assert careful.exit_code == 0, careful.output
