@@ -38,9 +38,10 @@ def run_command(
                               "`http://HOST/v1` (with --model)."),
     stress: Optional[list[str]] = typer.Option(None, "--stress", metavar="STRESS", help="A stressor to run, "
                                                "KIND[:ARG] (repeatable; `+` combines): distance:N, distraction, "
-                                               "correction:KEY=VALUE, tool-contradiction:TOOL, compaction:TURN, "
-                                               "failed-action:TOOL, handoff:TURN; `all`: the control and every "
-                                               "stressor the scenario supports. Default: the control alone."),
+                                               "correction:KEY=VALUE, tool-contradiction:TOOL, compaction:TURN[=script], "
+                                               "failed-action:TOOL[=timeout|error|partial], handoff:TURN[=script]; `all`: the "
+                                               "control and every stressor the scenario supports. Default: the "
+                                               "control alone."),
     repeat: int = typer.Option(1, "--repeat", "-n", min=1, max=1000, help="Runs of each variant."),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="A new or empty folder for the traces, grades and "
                                        "reports (default: .judge/drive/NAME-TIME)."),
@@ -74,7 +75,8 @@ def run_command(
 ) -> None:
     """Drive an agent through SCENARIO's script: the control and each stressor, N times each; record every
     run as a trace, grade it as `judge grade` does and report which stressor first broke which key.
-    Exit 0: every run passed; 1: a run failed; 2: bad input; 3: a run inconclusive; 4: internal error."""
+    Exit 0: every run passed; 1: a run failed; 2: bad input; 3: a run inconclusive; 4: internal error.
+    Docs: docs/drive.md (test your agent)."""
     from judge.render import suite as suite_render
     from judge.render.drive import render_drive
     from judge.suite import exit_code
