@@ -4,6 +4,7 @@ reason, never a pass; the processes it started are killed (its process group), C
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -68,7 +69,8 @@ def test_a_command_agent_is_driven_through_the_script_and_its_run_recorded(scena
     assert driven.outcome == "pass" and driven.agent_failure is None
     header, events, _ = read_trace(driven.trace)
     assert header.metadata["stress"] == "control" and header.metadata["seed"] == 0
-    assert header.metadata["fixtures"]["sha256"] and header.metadata["agent"]["kind"] == "command"
+    assert header.metadata["fixtures"]["sha256"] == hashlib.sha256(scenario.read_bytes()).hexdigest()
+    assert header.metadata["agent"] == {"kind": "command", "spec": f"{sys.executable} {path}"}
     assert [t.name for t in header.tools] == ["read_logs", "deploy"]
     kinds = [(e.turn, e.kind) for e in events]
     assert kinds == [(1, "user"), (1, "tool-call"), (1, "tool-result"), (1, "state-write"), (1, "assistant"),
@@ -91,6 +93,20 @@ def test_a_crashing_or_garbage_agent_makes_the_run_inconclusive_with_the_reason(
     assert any(words in reason for reason in driven.outcome_reasons)
     assert result.report.suite.release.decision == "inconclusive" and words in result.report.suite.release.reason
     assert read_trace(driven.trace)[1][0].kind == "user"  # what happened before is kept
+
+
+def test_on_the_command_line_an_inconclusive_run_exits_3_and_shows_why(scenario, tmp_path):
+    from typer.testing import CliRunner
+
+    from judge.cli import app
+
+    path = agent_file(tmp_path, "import sys; sys.stderr.write('boom\\n'); sys.exit(3)")
+    result = CliRunner().invoke(app, ["run", str(scenario), "--agent", f"{sys.executable} {path}", "--judge", "none",
+                                      "-o", str(tmp_path / "out")], env={"COLUMNS": "200"})
+    assert result.exit_code == 3, result.output
+    [row] = [line for line in result.output.splitlines() if line.startswith("control")]
+    assert "inconclusive" in row and "crashed: exited 3:" in row and "boom" in result.output  # the note wraps
+    assert "undecided because" in result.output
 
 
 def test_a_hanging_agent_is_killed_with_everything_it_started(scenario, tmp_path):
