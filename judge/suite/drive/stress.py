@@ -11,11 +11,10 @@ import copy
 import re
 from dataclasses import dataclass, field
 
-from judge.checks.matching import glob_matcher
 from judge.errors import UsageError
 from judge.ledger import ExpectedLedger, build_ledger
 from judge.model import Scenario
-from judge.suite.drive.stressors import STRESSORS, Stage
+from judge.suite.drive.stressors import STRESSORS, Stage, completions_resting_on
 
 CONTROL = "control"
 ALL = "all"
@@ -93,9 +92,8 @@ def default_stressors(scenario: Scenario) -> tuple[list[str], list[str]]:
     fixtures = [f.tool for t in script.turns for f in t.fixtures] + [f.tool for f in script.fixtures]
     named = sorted(dict.fromkeys(t for t in fixtures if not any(c in t for c in "*?[")),
                    key=lambda t: -fixtures.count(t))
-    completing = [r.tool for r in scenario.rules
-                  if r.check in ("claimed-complete", "expected-call", "not-repeated") and getattr(r, "tool", None)
-                  and any(glob_matcher(r.tool)(t) for t in named)]
+    data = scenario.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    completing = [t for t in named if completions_resting_on(data, t)]
     chosen = ["distance:3", "distraction"]
     skipped = ["correction: needs KEY=VALUE (list it under script.stressors, e.g. correction:browser=webkit)"]
     if named:

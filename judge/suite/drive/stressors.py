@@ -205,11 +205,19 @@ def failed_action(stage: Stage, arg: str | None) -> None:
         f"; no longer expected complete: {', '.join(dropped)}" if dropped else "; no completion rests on it"))
 
 
+def completions_resting_on(data: dict[str, Any], tool: str) -> list[str]:
+    """The keys whose completion rests on TOOL: completed by a tool (a `complete` delta from a tool) or
+    expected complete at a checkpoint, and guarded by a rule that names TOOL. Read off the ledger, not
+    off rule kinds' names, so a new kind is covered as soon as its rule names the tool."""
+    completed = {d["key"] for d in data.get("deltas") or [] if d.get("op") == "complete" and d.get("source") == "tool"}
+    completed |= {k for c in data.get("checkpoints") or [] for k in c.get("expect_completed") or []}
+    keys = [r["key"] for r in data.get("rules") or []
+            if r.get("key") in completed and isinstance(r.get("tool"), str) and tool_is(tool, r["tool"])]
+    return list(dict.fromkeys(keys))
+
+
 def _drop_completions(stage: Stage, tool: str) -> list[str]:
-    keys = [r["key"] for r in stage.data.get("rules") or []
-            if r.get("check") in ("claimed-complete", "expected-call", "not-repeated") and r.get("tool")
-            and tool_is(tool, r["tool"])]
-    keys = list(dict.fromkeys(keys))
+    keys = completions_resting_on(stage.data, tool)
     stage.data["deltas"] = [d for d in stage.data.get("deltas") or []
                             if not (d["key"] in keys and d["op"] in ("complete", "reopen") and d.get("source") == "tool")]
     for checkpoint in stage.data.get("checkpoints") or []:
