@@ -276,7 +276,8 @@ def test_concurrent_requests_on_a_live_server_share_the_judge(tmp_path: Path) ->
     findings = {(cp["after_turn"], f["key"]): f for cp in report["runs"][0]["checkpoints"] for f in cp["findings"]}
     assert findings[(3, "goal")]["verdict"] == "judge-error"
     assert findings[(6, "browser")]["disagreement"] is True
-    assert len(app.state.pool._judges) == 1  # built once, shared
+    # 12 requests, graded by the worker processes (each keeps the judge it built for the next request)
+    assert 1 <= app.state.workers.started <= app.state.workers.size
 
 
 # ---------------------------------------------------------------- auth and limits

@@ -13,11 +13,11 @@ Each checker has the signature of judge.checks.checkers: (rule, event, rule_set)
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
 from typing import Any
 
 from judge.checks.confirm import confirms, phrase_pattern
 from judge.model import AuthorisedRule, EffectRule, Event, ExpectedCallRule
+from judge.model.patterns import glob_match as fnmatchcase  # RE2: linear time
 
 Outcome = tuple[bool, str] | None
 

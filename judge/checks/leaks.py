@@ -4,11 +4,11 @@ of another user is redacted before any rule sees the event."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from judge.errors import with_article
 from judge.model import Event, NoLeakRule
+from judge.model.patterns import search
 
 Outcome = tuple[bool, str] | None
 
@@ -35,7 +35,7 @@ def leaked_in(rule: NoLeakRule, texts: list[tuple[str, str]]) -> str | None:
         folded = text.casefold()
         if any(v.casefold() in folded for v in rule.values if v):
             return where
-        if any(re.search(p, text) for p in rule.patterns):
+        if any(search(p, text) for p in rule.patterns):  # RE2: linear in the text
             return where
     return None
 

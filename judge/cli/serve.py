@@ -53,6 +53,10 @@ def serve(
                                           "table (default: $JUDGE_CONFIG, else the nearest pyproject.toml)."),
     max_body: int = typer.Option(32 * 1024 * 1024, "--max-body", min=1, help="Largest request body in "
                                  "bytes (413 beyond it)."),
+    workers: int = typer.Option(2, "--workers", min=1, max=64, help="Grading worker processes: each grades "
+                                "one request at a time, so no request holds up another or /healthz."),
+    deadline: float = typer.Option(120.0, "--deadline", min=0.1, help="Seconds one request's grading may "
+                                   "take; beyond it the request gets 503 and its worker is replaced."),
     allowed_host: list[str] = typer.Option([], "--allowed-host", help="A Host name clients reach the "
                                            "server by (repeatable; `*.example.org`, or `*` for any). "
                                            "Default: $JUDGE_ALLOWED_HOSTS, else the loopback names and "
@@ -85,7 +89,8 @@ def serve(
     if not hosts:
         hosts = [*LOOPBACK_HOSTS, *([host] if host not in ("0.0.0.0", "::", "") else [])]
     app = create_app(reports_dir=reports, labels_path=labels, token=token or "", max_body=max_body,
-                     config_file=config, scenarios=scenarios, annotator=annotator, allowed_hosts=hosts)
+                     config_file=config, scenarios=scenarios, annotator=annotator, allowed_hosts=hosts,
+                     workers=workers, deadline_s=deadline)
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"judge serve: http://{shown}:{port}  (API docs /docs, review page /review"
                f"{', bearer token required' if token else ''})", err=True)

@@ -161,7 +161,7 @@ def _context(scan: _Scan, ledger: ExpectedLedger, level: int) -> set[int]:
         if pos in chosen and call_id in by_call:
             chosen.add(by_call[call_id])
     if level >= 2:
-        from fnmatch import fnmatchcase
+        from judge.model.patterns import glob_match as fnmatchcase  # RE2: linear time
 
         repeat = [r.tool for r in ledger.scenario.rules if r.check == "not-repeated"]
         tools = {call_id: tool for call_id, (_, tool) in scan.calls.items()}

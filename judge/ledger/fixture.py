@@ -182,7 +182,7 @@ def format_problems(exc: ValidationError, lines: dict[Loc, int] | None = None) -
     out = []
     for err in exc.errors():
         loc = model_loc(tuple(err["loc"]))
-        message = err["msg"]
+        message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             message = "unknown field"
         elif err["type"] == "literal_error":

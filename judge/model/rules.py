@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import Field, model_validator
 
 from judge.model.base import Strict
+from judge.model.patterns import PatternError, check_glob, check_pattern
 
 
 class _RuleBase(Strict):
     key: str = Field(min_length=1)
     id: str | None = Field(default=None, description="stable rule id; default check:key")
+
+    @model_validator(mode="after")
+    def _globs_fit(self) -> "_RuleBase":
+        # Globs are matched by RE2 (judge.model.patterns), whose time grows with the glob too.
+        for name in ("tool", "allow", "deny", "args"):
+            value = getattr(self, name, None)
+            values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+            for glob in values:
+                if isinstance(glob, str):
+                    try:
+                        check_glob(glob)
+                    except PatternError as exc:
+                        raise ValueError(f"{name}: {exc}") from None
+        return self
 
 
 class ForbiddenCallRule(_RuleBase):
@@ -124,9 +138,9 @@ class NoLeakRule(_RuleBase):
             raise ValueError("a no-leak rule needs `values` or `patterns`")
         for pattern in self.patterns:
             try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"invalid pattern {pattern!r}: {exc}") from None
+                check_pattern(pattern)  # RE2: matched in linear time (judge.model.patterns)
+            except PatternError as exc:
+                raise ValueError(f"rule {self.id or 'no-leak:' + self.key}: pattern '{pattern}': {exc}") from None
         return self
 
 
