@@ -71,7 +71,8 @@ def _jsonl_files(path: Path) -> list[Path]:
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a labels or verdicts file is read whole: /dev/zero is refused
 
 
-def _read_text(file: Path) -> str:
+def read_text(file: Path) -> str:
+    """A JSONL or JSON file read whole, within MAX_FILE_BYTES; not binary, UTF-8."""
     try:
         with file.open("rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
@@ -88,7 +89,7 @@ def _read_text(file: Path) -> str:
 
 
 def _parse_lines(file: Path, model: type[RecordT]) -> Iterator[RecordT]:
-    text = _read_text(file)
+    text = read_text(file)
     # Split on "\n" only: JSON may hold U+2028, U+2029 or U+0085 raw inside a string (a note), and
     # str.splitlines would cut the record there.
     for number, line in enumerate(text.split("\n"), start=1):

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from calibration.errors import CalibrationInputError
-from calibration.inputs import Fingerprint, canonical_json
+from calibration.inputs import Fingerprint, canonical_json, read_text
 from calibration.plot import reliability_diagram
 from calibration.record import CalibrationRecord, check_name
 
@@ -38,13 +38,14 @@ def write_record(record: CalibrationRecord, out_dir: str | Path, name: str) -> t
 def load_record(path: str | Path) -> CalibrationRecord:
     """Read one record; a file that is not a valid record is an error naming the file and field."""
     path = Path(path)
+    text = read_text(path)  # within the size limit of every reader
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CalibrationInputError(f"cannot read: {exc}", file=str(path)) from exc
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CalibrationInputError(f"not valid JSON ({exc.msg})", file=str(path),
-                                    line=exc.lineno) from exc
+                                    line=exc.lineno) from None
+    except (ValueError, RecursionError) as exc:  # an over-long integer, deep nesting
+        raise CalibrationInputError(f"not a calibration record: {type(exc).__name__}", file=str(path)) from None
     try:
         return CalibrationRecord.model_validate(data)
     except ValidationError as exc:

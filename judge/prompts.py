@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.config import project_root
 from judge.errors import ConfigError, JudgeInputError
+from judge.model.limits import read_capped
 
 LOCK_NAME = "prompts.lock"
 _FILE_RE = re.compile(r"^v([1-9][0-9]*)\.md$")
@@ -127,9 +127,9 @@ def content_hash(path: Path) -> str:
 def load_prompt_file(path: str | Path, origin: Origin = "user") -> Prompt:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise JudgeInputError(f"cannot read prompt: {exc}", file=str(path)) from exc
+        text = read_capped(path).decode("utf-8").replace("\r\n", "\n")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: over the size limit, or binary
+        raise JudgeInputError(f"cannot read prompt: {exc}", file=str(path)) from None
     header, body = _split_front_matter(text, path)
     meta = _parse_meta(header, path)
     file_match = _FILE_RE.match(path.name)
@@ -153,10 +153,14 @@ def _split_front_matter(text: str, path: Path) -> tuple[str, str]:
 
 
 def _parse_meta(header: str, path: Path) -> PromptMeta:
-    try:
-        data = yaml.safe_load(header) or {}
-    except yaml.YAMLError as exc:
-        raise JudgeInputError(f"bad YAML in front matter: {exc}", file=str(path)) from exc
+    from judge.ledger.fixture import parse_structured
+
+    try:  # bounded as a scenario is: no alias bombs, no deep nesting
+        data, _ = parse_structured(header, str(path)) if header.strip() else ({}, {})
+    except JudgeInputError as exc:
+        if exc.line is not None:
+            exc.line += 1  # the header starts on the file's second line
+        raise
     if not isinstance(data, dict):
         raise JudgeInputError("front matter must be a mapping", file=str(path), line=2)
     try:

@@ -107,7 +107,7 @@ def _summary(path: Path) -> LoggedRun:
         entry.outcome = max(outcomes, key=lambda o: OUTCOME_RANK.get(o, 2)) if outcomes else None
         entry.quality = [r.get("quality_score") for r in runs]
         entry.judge = data.get("judge")
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, RecursionError) as exc:
         entry.error = f"not a grade report ({type(exc).__name__}: {exc})"
     return entry
 

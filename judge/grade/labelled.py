@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from judge.errors import JudgeInputError
+from judge.model.limits import DepthError, depth_message, loads_json, read_capped
 from judge.grade.run import grade_trace
 from judge.ledger import load_ledger, read_structured
 
@@ -17,12 +18,19 @@ def _label_rows(path: Path) -> list[tuple[Path, int, dict[str, Any]]]:
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     rows = []
     for file in files:
-        for lineno, line in enumerate(file.read_text(encoding="utf-8").split("\n"), start=1):
+        try:
+            text = read_capped(file).decode("utf-8")
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise JudgeInputError(f"cannot read labels: {exc}", file=str(file)) from None
+        for lineno, line in enumerate(text.split("\n"), start=1):
             if line.strip():
                 try:
-                    rows.append((file, lineno, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise JudgeInputError(f"not a JSON object: {exc.msg}", file=str(file), line=lineno) from None
+                    rows.append((file, lineno, loads_json(line)))
+                except DepthError:
+                    raise JudgeInputError(depth_message(), file=str(file), line=lineno) from None
+                except ValueError as exc:
+                    message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+                    raise JudgeInputError(f"not a JSON object: {message}", file=str(file), line=lineno) from None
     return rows
 
 

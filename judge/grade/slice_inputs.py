@@ -6,7 +6,6 @@ project's files), and where a sha256 was recorded, the file that matches it is t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +14,9 @@ from judge.grade.provenance import sha256_file
 
 
 def read_report(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise JudgeInputError(f"not a JSON report: {exc}", file=str(path)) from None
+    from judge.model.limits import read_json_file
+
+    return read_json_file(path, "a JSON report")  # within the size and depth limits of every reader
 
 
 def find_run(report_path: Path, run_id: str) -> tuple[dict[str, Any], str, str | None]:

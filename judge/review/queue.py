@@ -88,9 +88,11 @@ def report_files(folder: Path) -> list[Path]:
 
 
 def _load_report(path: Path) -> dict[str, Any] | None:
+    from judge.model.limits import DepthError, loads_json, read_capped
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = loads_json(read_capped(path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, DepthError):  # a file that is no report: left out
         return None
     return data if isinstance(data, dict) and isinstance(data.get("runs"), list) else None
 

@@ -112,6 +112,9 @@ class TraceReader:
 
     def _parse(self, lineno: int, raw: Any) -> dict[str, Any] | None:
         if isinstance(raw, dict):
+            field = _nonfinite_field(raw)
+            if field is not None:
+                raise self._error(lineno, field, "NaN and infinite numbers are not JSON numbers")
             return raw
         if isinstance(raw, bytes):
             try:
@@ -121,11 +124,13 @@ class TraceReader:
         if not raw or raw.isspace():
             return None
         try:
-            record = json.loads(raw)
+            record = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
         except json.JSONDecodeError as exc:
             raise self._error(lineno, None, f"not a JSON object: {exc.msg} at column {exc.colno}") from None
         except RecursionError:
             raise self._error(lineno, None, depth_message()) from None
+        except ValueError as exc:  # NaN, Infinity, 1e999, an integer of more than 4,300 digits
+            raise self._error(lineno, None, f"not a JSON object: {exc}") from None
         if not isinstance(record, dict):
             raise self._error(lineno, None, "not a JSON object")
         return record
@@ -244,6 +249,32 @@ class TraceReader:
             if event.tool is not None and event.tool != tool:
                 raise self._error(lineno, "tool", f"result names tool {event.tool!r} but call "
                                   f"{event.call_id!r} was {tool!r}")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is too large for a number (it would be infinite)")
+    return value
+
+
+def _nonfinite_field(record: dict[str, Any]) -> str | None:
+    """The top-level field of an already parsed record (the service's) holding NaN or an infinity."""
+    for name, value in record.items():
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, float) and (item != item or item in (float("inf"), float("-inf"))):
+                return str(name)
+            if isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+    return None
 
 
 def _compacted(ids: set[str]) -> IdSet:

@@ -27,6 +27,8 @@ from judge.trace.prescan import candidate_lines
 # (not after white space, a quote, or an escape such as `\n` that only looks like a letter).
 _AT = re.compile(r"@(?<![\s\"@]@)(?<!(?<!\\)\\[nrtbf]@)").search  # `@` first: a fast literal scan
 SURROGATE = re.compile("[\ud800-\udfff]").search
+# A JSON value that is not a finite number: `NaN`, `Infinity`, or an exponent of 3 digits or more.
+NONFINITE = re.compile(r"[:,\[][ \t\r]*+-?(?:NaN|Infinity|[0-9]++(?:\.[0-9]++)?[eE]\+?[0-9]{3})").search
 _IDENT_LEFT = re.compile(r"[\w.-]{0,80}")
 # The rest of a name, then what may stand between it and its `=` or `:` in the raw line (quotes,
 # escapes, spaces).
@@ -94,8 +96,10 @@ def _number_in(classified: Classified, line: str, ascii_: bool) -> bool:
 
 
 def line_needs_redaction(line: str) -> bool:
-    """May anything in this raw JSONL line (or plain string) need redacting? A superset test."""
-    if TRIGGER(line) is not None:
+    """May anything in this raw JSONL line (or plain string) need redacting? A superset test. It
+    also says yes to what only the slow path's parser refuses: `NaN`, `Infinity` and numbers too
+    large for a float (`1e999`) as JSON values (the fast decoders would take them)."""
+    if TRIGGER(line) is not None or NONFINITE(line) is not None:
         return True
     if "@" in line and _AT(line) is not None:
         return True

@@ -73,6 +73,7 @@ PATTERN = "|".join([
     _NAMED,
     r"[A-Z]{2}\p{Nd}\p{Nd}(?: ?[A-Z0-9]){11}",  # gates.IBAN_SHAPE
     r"\p{Nd}(?:[ .()\-]*\p{Nd}){8}",  # every alternative of numbers.NUMBER_SHAPE holds this
+    r"[:,\[][\t\r ]*-?(?:NaN|Infinity|[0-9]+(?:\.[0-9]+)?[eE]\+?[0-9]{3})",  # precheck.NONFINITE
 ])
 
 
