@@ -25,7 +25,7 @@ from judge.grade.summaries import (
 )
 from judge.grade.windows import RunAccumulator, Window, close_paths, stream_windows
 from judge.judges.base import Judge, JudgeRequest, LedgerRow
-from judge.ledger import ExpectedLedger
+from judge.ledger import ExpectedLedger, hidden_values
 from judge.model import CheckpointReport, Cost, Leak, Metrics, RequestUsage, RunHeader, RunReport
 from judge.trace import TraceReader
 
@@ -86,7 +86,8 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
 
         def hook(record: dict) -> None:
             scan_raw_record(rules.leak_rules, record, rules.scratch)
-    reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=hook, digest=digest)
+    reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=hook, digest=digest,
+                         hidden=hidden_values(ledger.scenario))  # no-leak values never reach a judge or report
     rules.share_calls(reader.calls)
     acc = RunAccumulator()
     summaries: list | None = [] if audits_summaries(judge) else None  # kept only when audited

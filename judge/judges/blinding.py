@@ -8,10 +8,12 @@ load it), the family of each model (its first word: gpt, claude, gemini, o1, gro
 that are everyday words, masked only inside a whole model name). The run header's agent name,
 version and model are added per request.
 
-Matching is by words, so it is linear in the text and indifferent to how a name is written: the
-text is NFKC-normalised, Unicode hyphens and spaces become `-` and ` `, zero-width characters are
-dropped, then split into runs of letters and runs of digits (`GPT‑4o` with a non-breaking hyphen,
-`gpt4o`, `gpt 4o` and `GPT-4o` are all gpt, 4, o). A name matches whole words joined by nothing,
+Matching is by words, so it is linear in the text and indifferent to how a name is written: names
+are found on the folded copy of the text (judge.trace.normal: NFKC, Unicode hyphens and spaces as
+`-` and ` `, zero-width characters dropped), split into runs of letters and runs of digits
+(`GPT‑4o` with a non-breaking hyphen, `gpt4o`, `gpt 4o` and `GPT-4o` are all gpt, 4, o), and
+replaced in the text as written: the rest of the text is never normalised (that would re-assemble
+what the redactor saw split). A name matches whole words joined by nothing,
 one of `-_ ./:` or nothing at a letter/digit change; the longest name starting at a word wins.
 """
 
@@ -24,6 +26,8 @@ from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Iterable
+
+from judge.trace.normal import fold
 
 MASK = "[model]"
 WORDS_FILE = Path(__file__).with_name("data") / "model_words.txt"
@@ -180,8 +184,11 @@ def _absorb_version(text: str, tokens: list[tuple[int, int, str]], best: int) ->
 
 
 def mask_names(text: str, names: Iterable[str | None] = ()) -> str:
-    """`text` normalised, with every model, vendor and candidate name replaced by MASK."""
-    text = normalise(text)
+    """`text` with every model, vendor and candidate name replaced by MASK (found on its folded
+    copy; the text is otherwise left as it is)."""
+    source = text
+    folded = fold(text)
+    text = _SPACES.sub(" ", folded.text) if not folded.text.isascii() else folded.text
     trie = _trie_for(tuple(names))
     tokens = [(m.start(), m.end(), m.group().casefold()) for m in _TOKEN.finditer(text)]
     out, pos, i, n = [], 0, 0, len(tokens)
@@ -198,11 +205,12 @@ def mask_names(text: str, names: Iterable[str | None] = ()) -> str:
             i += 1
             continue
         best = _absorb_version(text, tokens, best)
-        out.append(text[pos:tokens[i][0]])
+        start, end = folded.original(tokens[i][0], tokens[best][1])
+        out.append(source[pos:start])
         out.append(MASK)
-        pos = tokens[best][1]
+        pos = end
         i = best + 1
     if not out:
-        return text
-    out.append(text[pos:])
+        return source
+    out.append(source[pos:])
     return "".join(out)

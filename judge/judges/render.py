@@ -7,9 +7,11 @@
   `e3 t2 call run_tests(browser: firefox) -> e4 ok: passed: 20` (a result directly following its call
   shares the call's line), `e5 t3 state-write key = value`, `e6 t8 summary (compaction): <text>`. This
   compact form costs about half the tokens of the JSONL. Every Unicode line break in content is
-  escaped, so a planted line cannot pose as another event; invisible characters are escaped and
-  fence tags inside content (`</trace_data>`, also full-width or split by a zero-width space) are
-  escaped, so planted text cannot close the fence.
+  escaped, so a planted line cannot pose as another event; invisible characters are shown escaped
+  (`\\u200b`), never dropped, and fence tags inside content (`</trace_data>`, also full-width or split
+  by a zero-width space: found on the folded copy, judge.trace.normal) are escaped, so planted text
+  cannot close the fence. Text is never normalised here: the redactor found secrets on the folded
+  copy and replaced them in the text as written; folding after it would re-assemble the rest.
 - `build_windows` splits a slice whose rendered request would exceed the token budget into parts
   that are judged separately (see `judge.judges.merge`).
 """
@@ -26,14 +28,14 @@ from judge.judges.base import JudgeRequest, LedgerRow
 from judge.judges.blinding import MASK, mask_names  # noqa: F401  (MASK: part of this module's face)
 from judge.model import Event
 from judge.prompts import Prompt
+from judge.trace.normal import fold
 
-RENDER_VERSION = 3  # bump when what a judge sees changes: it is part of the judge fingerprint
+RENDER_VERSION = 4  # bump when what a judge sees changes: it is part of the judge fingerprint
 FENCE_TAGS = ("trace_data", "summary_data", "ledger_data", "event")
 _FENCE_RE = re.compile(r"<(\s*/?\s*(?:%s)\b)" % "|".join(FENCE_TAGS), re.IGNORECASE)
 # Every character that starts a new line somewhere (str.splitlines breaks on all of them) and every
 # invisible format character (zero-width spaces and joiners, bidi controls: Unicode category Cf).
 _BREAKS = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"), None)
 
 RequestCounter = Callable[[list[dict[str, str]], Sequence[Event]], int]
 LineCounter = Callable[[str], int]
@@ -80,16 +82,26 @@ def blind_events(events: Iterable[Event], names: Iterable[str | None] = ()) -> t
 
 
 def escape_data(text: str) -> str:
-    """Make `text` safe inside a fenced data block: one line (every Unicode line break escaped), no
-    zero-width characters (dropped, so `</trace\u200b_data>` is the tag it looks like and is escaped
-    as one), other invisible format characters shown escaped (`\\u202e`), and no fence tags (after
-    NFKC: a full-width `＜/trace_data＞` is one)."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH)
-        if any(unicodedata.category(ch) == "Cf" for ch in text):
-            text = "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in text)
-    text = _BREAKS.sub(_break, text)
-    return _FENCE_RE.sub(r"&lt;\1", text)
+    """Make `text` safe inside a fenced data block: one line (every Unicode line break escaped),
+    invisible format characters (zero-width spaces, bidi controls: Unicode category Cf) shown
+    escaped (`\\u200b`, `\\u202e`), and no fence tags: a tag is looked for on the folded copy (a
+    full-width `＜/trace_data＞`, or one split by a zero-width space, is one) and its `<` escaped in
+    the text as written. The text is not normalised."""
+    if text.isascii():
+        return _FENCE_RE.sub(r"&lt;\1", _BREAKS.sub(_break, text))
+    folded = fold(text)
+    if folded.edits:
+        out, pos = [], 0
+        for match in _FENCE_RE.finditer(folded.text):
+            start, end = folded.original(match.start(), match.start() + 1)  # the `<`, as written
+            out += [text[pos:start], "&lt;"]
+            pos = end
+        text = "".join(out) + text[pos:] if out else text
+    else:
+        text = _FENCE_RE.sub(r"&lt;\1", text)
+    if any(unicodedata.category(ch) == "Cf" for ch in text):
+        text = "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in text)
+    return _BREAKS.sub(_break, text)
 
 
 def _break(match: re.Match[str]) -> str:

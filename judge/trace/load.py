@@ -25,6 +25,7 @@ from judge.model.limits import MAX_LINE_BYTES, DepthError, depth_message
 from judge.trace.blocks import CLEAN, SLOW, BlockReader, checked_items
 from judge.trace.ids import PLAIN_LIMIT, CallTable, IdSet
 from judge.trace.records import DECODE, DecodeError, from_model
+from judge.trace.normal import folded_text
 from judge.trace.redact import Redactor, redact_event_dict, redact_header_dict
 
 _EVENT = TypeAdapter(Event)
@@ -52,10 +53,12 @@ class TraceReader:
 
     def __init__(self, source: str | Path | Iterable[Any], *, name: str | None = None,
                  expected_scenario: str | None = None,
-                 raw_hook: Callable[[dict[str, Any]], None] | None = None, digest: bool = False) -> None:
-        # raw_hook sees a record before redaction changes it (the no-leak rule needs the raw values)
+                 raw_hook: Callable[[dict[str, Any]], None] | None = None, digest: bool = False,
+                 hidden: Iterable[str] = ()) -> None:
+        # raw_hook sees a record before redaction changes it (the no-leak rule needs the raw values);
+        # `hidden`: the scenario's no-leak values, redacted too (a line holding one takes the slow path)
         self.raw_hook = raw_hook
-        self.redactor = Redactor()
+        self.redactor = Redactor(hidden)
         self.events_read = 0
         self.last_turn = 0
         self._file: BlockReader | None = None
@@ -155,8 +158,11 @@ class TraceReader:
         validate_json = _VALIDATE_JSON
         decode = DECODE if as_records else validate_json
         refused = DecodeError if as_records else ValidationError
+        hidden = self.redactor.hidden
         for lineno, raw, flag in self._lines:
             event = None
+            if hidden is not None and flag != SLOW and _holds(hidden, raw):
+                flag = SLOW
             if flag == CLEAN:
                 try:
                     event = decode(raw)
@@ -249,6 +255,16 @@ class TraceReader:
             if event.tool is not None and event.tool != tool:
                 raise self._error(lineno, "tool", f"result names tool {event.tool!r} but call "
                                   f"{event.call_id!r} was {tool!r}")
+
+
+def _holds(hidden: Any, raw: Any) -> bool:
+    """Does a raw line hold a hidden value: as written, JSON-escaped, or on its folded copy?"""
+    if not isinstance(raw, (str, bytes)):
+        return True  # an already parsed record: the slow path looks at every value
+    if hidden.in_raw(raw):
+        return True
+    text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+    return not text.isascii() and hidden.in_text(folded_text(text))
 
 
 def _refuse_constant(name: str) -> Any:

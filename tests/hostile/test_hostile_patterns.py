@@ -154,6 +154,14 @@ def test_a_request_over_the_deadline_gets_503_and_the_server_stays_up(llm_server
     scenario = _scenario(["never-matches-anything-here"])
     body = _body(scenario, _trace(2), judge="slow")
     application = create_app(token="", config_file=config, deadline_s=3.0, workers=1)
+    try:
+        _over_the_deadline(application, body, scenario)
+    finally:
+        llm_server.default_delay_s = 0.0  # the server is shared by the session's tests
+    assert application.state.workers.started == 2
+
+
+def _over_the_deadline(application, body, scenario):
     with live_server(application) as url:
         start = time.perf_counter()
         answer, latencies = asyncio.run(_grade_while_polling(url, body))
@@ -164,7 +172,5 @@ def test_a_request_over_the_deadline_gets_503_and_the_server_stays_up(llm_server
         assert took < 20.0, took
         assert latencies and all(latency < 1.0 for latency in latencies), latencies
         # the worker was killed and replaced: the next request is graded
-        llm_server.default_delay_s = 0.0
         again = httpx.post(f"{url}/v1/grade", json=_body(scenario, _trace(2)), timeout=60)
         assert again.status_code == 200, again.text
-    assert application.state.workers.started == 2

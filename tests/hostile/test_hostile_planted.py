@@ -65,7 +65,7 @@ def test_nothing_planted_reaches_the_judge_the_cache_or_a_report(config, files, 
     report = json.loads((out / "r.json").read_text())
     counts = report["runs"][0]["redactions"]
     for kind in ("api_key", "email", "phone", "card_number", "iban", "ssn", "secret_field", "private_key",
-                 "basic_auth", "url_credentials", "aws_secret"):
+                 "basic_auth", "url_credentials", "aws_secret", "jwt", "national_id", "no_leak"):
         assert counts.get(kind, 0) >= 1, (kind, counts)
     # model-blind: the header's agent name, version and model never reach the judge
     assert "probe-agent" not in sent and "9.9.9" not in sent and "gpt-4o" not in sent

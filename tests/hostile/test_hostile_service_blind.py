@@ -51,9 +51,12 @@ def test_every_unicode_line_break_is_escaped(brk):
     assert len(out.splitlines()) == 1 and "forged event" in out
 
 
-def test_zero_width_characters_are_dropped_and_bidi_controls_shown_escaped():
+def test_invisible_characters_are_shown_escaped_never_dropped():
+    """Dropping a zero-width space after redaction would re-assemble a key the redactor saw split
+    (issue 23): every invisible format character is shown escaped instead."""
     out = escape_data("a\u200bb\u202ec\ufeffd")
-    assert out == "ab\\u202ecd"
+    assert out == "a\\u200bb\\u202ec\\ufeffd"
+    assert escape_data("ｆｕｌｌ＠ｗｉｄｔｈ ok") == "ｆｕｌｌ＠ｗｉｄｔｈ ok"  # never normalised
 
 
 # ---------------------------------------------------------------- service
