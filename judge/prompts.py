@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.config import project_root
 from judge.errors import ConfigError, JudgeInputError
+from judge.model.atomic import write_atomic
 from judge.model.limits import read_capped
 
 LOCK_NAME = "prompts.lock"
@@ -298,9 +298,9 @@ def read_lock(folder: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise JudgeInputError(f"bad lock file: {exc}", file=str(path)) from exc
+        data = json.loads(read_capped(path).decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, over the limit, not UTF-8
+        raise JudgeInputError(f"bad lock file: {exc}", file=str(path)) from None
     prompts = data.get("prompts") if isinstance(data, dict) else None
     if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
         raise JudgeInputError("expected {\"prompts\": {\"ID@N\": \"<sha256>\"}}", file=str(path),
@@ -311,9 +311,7 @@ def read_lock(folder: Path) -> dict[str, str]:
 def write_lock(folder: Path, entries: dict[str, str]) -> None:
     path = folder / LOCK_NAME
     text = json.dumps({"lock_version": 1, "prompts": dict(sorted(entries.items()))}, indent=2) + "\n"
-    tmp = path.with_name(f".{LOCK_NAME}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text)
 
 
 def default_folder(start: str | Path | None = None) -> Path:

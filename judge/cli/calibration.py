@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from judge.cli.common import console as _console
-from judge.cli.common import refuse_overwriting_inputs, user_errors, write_output
+from judge.cli.common import distinct_outputs, refuse_overwriting_inputs, user_errors, write_output
 from judge.errors import UsageError
 from judge.render import style
 
@@ -120,6 +120,11 @@ def calibrate_command(
         return
     if (verdicts is None) == (judge is None):
         raise UsageError("give exactly one of --verdicts FILE or --judge NAME")
+    record = name or (load_judge_config(judge, config_file=config).name if judge else None)
+    if record is not None:
+        distinct_outputs({"--json": json_path, f"the record ({record}.json in --out)": out / f"{record}.json",
+                          f"the diagram ({record}.png in --out)": out / f"{record}.png",
+                          "--verdicts-out": verdicts_out})
     if judge is not None:
         cfg = load_judge_config(judge, config_file=config)
         name = name or cfg.name
@@ -248,8 +253,7 @@ def _run_judge_over_labels(labels: Path, judge: Any, scenarios: list[Path], keep
                                                                                      total=total))
     path = keep or (out / f"{name}.verdicts.jsonl")
     refuse_overwriting_inputs([path], [labels, *scenarios])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(v) + "\n" for v in run.verdicts), encoding="utf-8")
+    write_output(path, "".join(json.dumps(v) + "\n" for v in run.verdicts))
     console = _console()
     if run.judge_errors:
         console.print(f"{len(run.judge_errors)} judge errors (unscored, left out): "

@@ -10,7 +10,14 @@ from typing import Optional
 import typer
 from rich.text import Text
 
-from judge.cli.common import OnJudgeError, console, refuse_overwriting_inputs, user_errors, write_output
+from judge.cli.common import (
+    OnJudgeError,
+    console,
+    distinct_outputs,
+    refuse_overwriting_inputs,
+    user_errors,
+    write_output,
+)
 
 
 @user_errors
@@ -48,6 +55,7 @@ def grade(
     from judge.render import report as render
 
     inputs = [scenario, *traces]
+    distinct_outputs({"--json": json_path, "--junit": junit, "--md": md, "--html": html})
     refuse_overwriting_inputs([json_path, junit, md, html], inputs)
     with Activity(not quiet) as activity:
         session = GradeSession.open(judge, config_file=config,

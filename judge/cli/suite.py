@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 from rich.text import Text
 
-from judge.cli.common import OnJudgeError, user_errors
+from judge.cli.common import OnJudgeError, distinct_outputs, user_errors
 from judge.cli.common import console as _out
 from judge.cli.common import write_output as _write
 from judge.model.limits import read_json_file
@@ -69,6 +69,7 @@ def suite_command(
         grade_shard(manifest, shard, out, {"--json": json_path, "--junit": junit, "--md": md, "--html": html, "--compare": compare},
                     quiet, suite=suite, judge_name=_default_judge(judge, config), config_file=config, jobs=jobs,
                     on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft)
+    distinct_outputs({"--json": json_path, "--junit": junit, "--md": md, "--html": html})
     old = None
     if compare is not None:
         old = read_json_file(compare, "a JSON suite report")

@@ -19,6 +19,7 @@ from judge.grade.provenance import sha256_file
 from judge.grade.slice_inputs import find_run, locate_scenario, locate_trace
 from judge.ledger import ExpectedLedger, KeyHistory, build_ledger
 from judge.model import Divergence, RunHeader, Scenario
+from judge.model.atomic import write_atomic
 
 # ---------------------------------------------------------------- the minimal failing slice
 
@@ -220,9 +221,8 @@ def _write_files(out: Path, header: RunHeader, events: list[Any], draft: dict[st
     trace_out, scenario_out = out / "trace.jsonl", out / "scenario.yaml"
     try:
         out.mkdir(parents=True, exist_ok=True)
-        trace_out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        scenario_out.write_text(yaml.safe_dump(draft, sort_keys=False, allow_unicode=True, width=110),
-                                encoding="utf-8")
+        write_atomic(trace_out, "\n".join(lines) + "\n")
+        write_atomic(scenario_out, yaml.safe_dump(draft, sort_keys=False, allow_unicode=True, width=110))
     except OSError as exc:
         raise JudgeInputError(f"cannot write: {exc.strerror}", file=str(out)) from None
     return scenario_out, trace_out
@@ -300,6 +300,6 @@ def write_slice(report_path: str | Path, run_id: str, out_dir: str | Path, *,
     result.note = ("the divergence came from the judge: re-grade with the same judge to reproduce it" if judged
                    else "re-grading reproduces the first divergence" if result.verified
                    else "re-grading did NOT reproduce the first divergence (the rules depend on more history)")
-    (out / "slice.json").write_text(json.dumps({**result.as_dict(), "source": meta}, indent=2,
-                                               ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomic(out / "slice.json", json.dumps({**result.as_dict(), "source": meta}, indent=2,
+                                                ensure_ascii=False) + "\n")
     return result
