@@ -147,6 +147,29 @@ def read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
+# The keys of `[tool.judge]` (docs/configuration.md); any other is an error naming the nearest one.
+TABLE_KEYS = ("default", "judges", "stale", "review", "on_judge_error", "log_dir")
+
+
+def unknown_key(key: str, known: Any, path: Path | None, where: str) -> ConfigError:
+    """The error for a key no table of that kind has: its line where it can be found, and the
+    nearest known key (difflib) as a suggestion."""
+    import difflib
+
+    nearest = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    hint = f" (did you mean {nearest[0]!r}?)" if nearest else f" (known: {', '.join(known)})"
+    line = None
+    if path is not None:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        found = re.search(rf"^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", text, re.MULTILINE)
+        line = text.count("\n", 0, found.start()) + 1 if found else None
+    return ConfigError(f"unknown key {key!r}{hint}", file=str(path) if path else None, line=line,
+                       field=f"{where}.{key}")
+
+
 def _judge_table(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
@@ -154,6 +177,9 @@ def _judge_table(path: Path | None) -> dict[str, Any]:
     table = data.get("tool", {}).get("judge", {})
     if not isinstance(table, dict):
         raise ConfigError("[tool.judge] must be a table", file=str(path), field="tool.judge")
+    for key in table:
+        if key not in TABLE_KEYS:
+            raise unknown_key(key, TABLE_KEYS, path, "tool.judge")
     return table
 
 
@@ -168,6 +194,9 @@ def _build(name: str, raw: Any, path: Path | None) -> JudgeConfig:
         return JudgeConfig.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
+        if err["type"] == "extra_forbidden" and len(err["loc"]) == 1:
+            known = [f for f in JudgeConfig.model_fields if f != "name"]
+            raise unknown_key(str(err["loc"][0]), known, path, where) from None
         field = ".".join([where, *(str(p) for p in err["loc"])])
         raise ConfigError(err["msg"], file=str(path) if path else None, field=field) from exc
 

@@ -58,6 +58,9 @@ class VerdictRun:
 def judge_verdicts_for_labels(labels: Path, judge, *, scenarios: Iterable[Path] = (),
                               progress: Callable[[int, int], None] | None = None) -> VerdictRun:
     """Grade every labelled trace once with `judge` and read the judge's own verdict per case."""
+    from calibration import read_labels
+
+    read_labels(labels)  # the label format, strictly (a CalibrationInputError names file, line and field)
     by_trace: dict[tuple[Path, str], dict[str, dict[str, Any]]] = {}
     for file, lineno, row in _label_rows(labels):
         for name in ("case", "scenario", "trace", "after_turn", "key"):
