@@ -294,7 +294,12 @@ def test_token_guards_v1_and_review(tmp_path: Path) -> None:
     assert client.get("/v1/schema", headers={"Authorization": "Bearer wrong"}).status_code == 401
     assert client.get("/v1/schema", headers={"Authorization": "Bearer s3cret tok;en"}).status_code == 200
     assert client.post("/v1/audit-summary", json={}).status_code == 401
-    hop = client.get("/review", params={"token": "s3cret tok;en"})
+    in_url = client.get("/review", params={"token": "s3cret tok;en"})
+    assert in_url.status_code == 401  # a token in a URL would be written to access logs: it signs nothing in
+    page = client.get("/review", headers={"accept": "text/html"})
+    assert page.status_code == 401 and 'action="/review/sign-in"' in page.text  # a browser gets the form
+    assert client.post("/review/sign-in", data={"token": "wrong"}).status_code == 401
+    hop = client.post("/review/sign-in", data={"token": "s3cret tok;en"})
     assert hop.status_code == 303 and hop.headers["location"] == "/review"
     assert "HttpOnly" in hop.headers["set-cookie"] and "SameSite=Strict" in hop.headers["set-cookie"]
     assert client.get("/review").status_code == 200  # the cookie now

@@ -30,10 +30,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from judge import __version__
 from judge.errors import JudgeInputError
 from judge.service.grade import GradeRequest, JudgePool
+from judge.service.auth import BearerAuth, guard_access_log
 from judge.service.http import (
     EXIT_HEADER,
     LOOPBACK_HOSTS,
-    BearerAuth,
     BodyLimit,
     ExitCodes,
     SecurityHeaders,
@@ -97,6 +97,7 @@ def create_app(*, reports_dir: str | Path | None = None, labels_path: str | Path
     app.router.on_shutdown.append(app.state.workers.close)
     app.add_middleware(BodyLimit, max_body=max_body)
     app.add_middleware(BearerAuth, token=token or None)
+    guard_access_log()  # a token in a request line is blanked in uvicorn's access log
     app.add_middleware(SecurityHeaders)
     app.add_middleware(TrustedHosts, hosts=tuple(allowed_hosts))
     app.add_middleware(ExitCodes)  # added last: runs first, so every refusal carries the exit code
