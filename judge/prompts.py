@@ -259,9 +259,27 @@ def load_prompt(ref: str, *, start: str | Path | None = None, verify: bool = Tru
     raise ConfigError(f"unknown prompt {ref!r} (known: {known})")
 
 
+def shadowed_builtin(prompt: Prompt) -> Path | None:
+    """The built-in file a project prompt shadows with other text (same id and version, another
+    sha256), else None. A version names one text: a project's `goal-fidelity@2` that is not the
+    built-in `goal-fidelity@2` would be graded, and fingerprinted, under the built-in's name."""
+    builtin = builtin_dir()
+    if prompt.origin != "user" or prompt.path.resolve().is_relative_to(builtin.resolve()):
+        return None
+    twin = builtin / prompt.id / f"v{prompt.version}.md"
+    if twin.is_file() and content_hash(twin) != prompt.sha256:
+        return twin
+    return None
+
+
 def _verified(prompt: Prompt, folder: Path, verify: bool) -> Prompt:
     if not verify:
         return prompt
+    twin = shadowed_builtin(prompt)
+    if twin is not None:
+        raise ConfigError(f"project prompt {prompt.ref} shadows the built-in {prompt.ref} ({twin}) with other text: "
+                          f"a version names one text; give yours its own id (e.g. my-{prompt.id}) or use the "
+                          "built-in as it is", file=str(prompt.path), field="id")
     pinned = read_lock(folder).get(prompt.ref)
     if pinned is not None and pinned != prompt.sha256:
         raise ConfigError(f"prompt {prompt.ref} changed after it was locked (lock sha256 {pinned[:12]}..., file "
@@ -276,7 +294,7 @@ def _verified(prompt: Prompt, folder: Path, verify: bool) -> Prompt:
 
 @dataclass(frozen=True)
 class Problem:
-    kind: Literal["changed", "unlocked", "missing-file", "invalid"]
+    kind: Literal["changed", "unlocked", "missing-file", "invalid", "shadows"]
     ref: str
     detail: str
 
@@ -329,10 +347,14 @@ def check(folder: str | Path | None = None) -> CheckReport:
         ref = f"{path.parent.name}@{_FILE_RE.match(path.name).group(1)}"
         present.add(ref)
         try:
-            load_prompt_file(path)
+            loaded = load_prompt_file(path)
         except JudgeInputError as exc:
             report.problems.append(Problem("invalid", ref, str(exc)))
             continue
+        twin = shadowed_builtin(loaded)
+        if twin is not None:
+            report.problems.append(Problem("shadows", ref, f"{path} shadows the built-in {ref} ({twin}) with other "
+                                                           f"text: give it its own id (my-{loaded.id})"))
         pinned, actual = lock.get(ref), content_hash(path)
         if pinned is None:
             report.problems.append(Problem("unlocked", ref, f"{path} has no lock entry (run `judge prompts lock`)"))

@@ -107,12 +107,15 @@ def slice_command(
     out: Path = typer.Option(..., "-o", "--out", help="Folder to write scenario.yaml, trace.jsonl and slice.json into."),
     scenario: Optional[Path] = typer.Option(None, "--scenario", help="The run's scenario file (default: the "
                                             "one the report names, else a file with its id beside the trace)."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="The run's trace file (default: the one the "
+                                         "report names, found from the current folder or the report's); it must "
+                                         "hold what was graded (the report's sha256)."),
 ) -> None:
     """Cut the minimal failing slice of a run (last passing checkpoint through first divergence) into a
     standalone scenario and trace that re-grade to the same first divergence."""
     from judge.api import write_slice
 
-    result = write_slice(report, run, out, scenario=scenario)
+    result = write_slice(report, run, out, scenario=scenario, trace=trace)
     console = _out()
     d = result.divergence
     console.print(f"slice of {run}: {len(result.events)} event(s) ({', '.join(result.events[:6])}"

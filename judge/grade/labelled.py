@@ -34,6 +34,20 @@ def _label_rows(path: Path) -> list[tuple[Path, int, dict[str, Any]]]:
     return rows
 
 
+def _label_trace(labels_file: Path, trace: str) -> Path:
+    """A label's trace: relative to its labels file's folder (the label format), else to the
+    project root (the folder of the nearest pyproject.toml), else as given."""
+    from judge.config import project_root
+
+    here = (labels_file.parent / trace).resolve()
+    if here.is_file() or Path(trace).is_absolute():
+        return here
+    root = project_root(labels_file.parent)
+    if root is not None and (root / trace).is_file():
+        return (root / trace).resolve()
+    return here
+
+
 def _scenario_file(scenario_id: str, trace: Path, search: Iterable[Path]) -> Path:
     """A scenario file with this id: beside the trace, in its parent, or in the given folders."""
     places = [trace.parent, trace.parent.parent, *search]
@@ -67,7 +81,7 @@ def judge_verdicts_for_labels(labels: Path, judge, *, scenarios: Iterable[Path] 
             if name not in row:
                 raise JudgeInputError("a ledger label needs case, scenario, trace, after_turn and key",
                                       file=str(file), line=lineno, field=name)
-        trace = (file.parent / row["trace"]).resolve()
+        trace = _label_trace(file, str(row["trace"]))
         by_trace.setdefault((trace, row["scenario"]), {})[row["case"]] = row
     fingerprint = judge.fingerprint()
     out = VerdictRun()

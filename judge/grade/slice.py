@@ -240,13 +240,14 @@ def _same(a: Divergence | None, b: Divergence) -> bool:
 
 
 def write_slice(report_path: str | Path, run_id: str, out_dir: str | Path, *,
-                scenario: str | Path | None = None) -> SliceResult:
+                scenario: str | Path | None = None, trace: str | Path | None = None) -> SliceResult:
     """Cut run `run_id` of a grade or suite report down to a standalone scenario and trace in
     `out_dir` (scenario.yaml, trace.jsonl, slice.json) that re-grade to the same first divergence.
 
     Tries the smallest slice first (the report's slice and the tool calls its results answer, with
     only the keys involved) and widens it (earlier ok calls, every key, the whole prefix) until a
     deterministic re-grade gives the same turn, key, event and rule. Events are written redacted.
+    `trace`, `scenario`: the files, where the report's paths do not lead to them (another folder).
     """
     from judge.ledger import load_ledger
 
@@ -256,7 +257,7 @@ def write_slice(report_path: str | Path, run_id: str, out_dir: str | Path, *,
         raise JudgeInputError(f"run {run_id!r} has no first divergence: there is no failing slice to cut",
                               file=str(report_path))
     divergence = Divergence.model_validate(run["first_divergence"])
-    trace = locate_trace(run, report_path)
+    trace = locate_trace(run, report_path, given=Path(trace) if trace else None)
     inputs = (run.get("provenance") or {}).get("inputs") or {}
     scenario_path = Path(scenario) if scenario else locate_scenario(scenario_id, run, trace, report_path, named)
     recorded = (inputs.get("scenario") or {}).get("sha256")

@@ -1,8 +1,10 @@
 """What a judge sees: the ledger at the checkpoint and the trace slice, blinded and fenced as data.
 
 - `blind` masks the candidate's identity (names the grader passes from the run header, and every
-  model, family and vendor name of judge.judges.blinding's list) in every field a judge reads (text,
-  tool names, argument keys and values); the run header itself never reaches a judge.
+  model, family and vendor name of judge.judges.blinding's list) in the text a judge reads (messages,
+  summaries, string values of arguments, results and states); keys and identifiers (tool and state
+  names, argument keys, `to`, refs, digests) lose only the candidate's own names, so a field named
+  `anthropic` stays as the user's schema has it. The run header itself never reaches a judge.
 - Every event becomes one line inside a `<trace_data>` block: `e1 t1 user: <text>`,
   `e3 t2 call run_tests(browser: firefox) -> e4 ok: passed: 20` (a result directly following its call
   shares the call's line), `e5 t3 state-write key = value`, `e6 t8 summary (compaction): <text>`. This
@@ -50,29 +52,39 @@ def blind(text: str, names: Iterable[str | None] = ()) -> str:
     return mask_names(text, names)
 
 
+def blind_identifier(text: str, names: Iterable[str | None] = ()) -> str:
+    """A key or an identifier: only the candidate's own names are masked (never the generic list)."""
+    return mask_names(text, names, generic=False)
+
+
 def blind_value(value: Any, names: Iterable[str | None] = ()) -> Any:
-    """`blind` applied to every string inside a JSON-like value, argument keys too."""
+    """`blind` applied to every string inside a JSON-like value; its keys get `blind_identifier`."""
     names = tuple(names)
     if isinstance(value, str):
         return blind(value, names)
     if isinstance(value, dict):
-        return {(blind(k, names) if isinstance(k, str) else k): blind_value(v, names) for k, v in value.items()}
+        return {(blind_identifier(k, names) if isinstance(k, str) else k): blind_value(v, names)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [blind_value(v, names) for v in value]
     return value
 
 
-_BLINDED_FIELDS = ("text", "args", "result", "value", "to", "state", "ref", "tool", "key", "digest")
+_TEXT_FIELDS = ("text", "args", "result", "value", "state")
+_IDENTIFIER_FIELDS = ("to", "ref", "tool", "key", "digest")
 
 
 def blind_events(events: Iterable[Event], names: Iterable[str | None] = ()) -> tuple[Event, ...]:
-    """Copies of `events` with the candidate's names masked in every content field. The grader calls
-    this with the run header's agent name, version and model before building a JudgeRequest."""
+    """Copies of `events` with the candidate's names masked in every content field (model names in
+    text, the candidate's own names in identifiers too). The grader calls this with the run header's
+    agent name, version and model before building a JudgeRequest; `event_lines` with none."""
     names = tuple(names)
     out = []
     for event in events:
-        update = {f: blind_value(getattr(event, f), names) for f in _BLINDED_FIELDS
-                  if getattr(event, f, None) is not None}
+        update: dict[str, Any] = {f: blind_value(getattr(event, f), names) for f in _TEXT_FIELDS
+                                  if getattr(event, f, None) is not None}
+        update.update({f: blind_identifier(getattr(event, f), names) for f in _IDENTIFIER_FIELDS
+                       if isinstance(getattr(event, f, None), str)})
         update["meta"] = None  # the model behind an event is the candidate's identity: never shown
         out.append(event.model_copy(update=update))
     return tuple(out)
@@ -152,16 +164,16 @@ def event_lines(events: Sequence[Event]) -> list[tuple[str, tuple[Event, ...]]]:
     """One escaped, blinded line per event, `<id> t<turn> <content>`; a tool result that directly
     follows its call in the same turn joins the call's line as `-> <id> <status>: <result>`."""
     lines: list[tuple[str, tuple[Event, ...]]] = []
+    shown = blind_events(events)  # model names in text, field by field (keys and identifiers stay)
     i = 0
     while i < len(events):
-        event = events[i]
+        event = shown[i]
         text = f"{event.id} t{event.turn} {_content(event)}"
-        group: tuple[Event, ...] = (event,)
-        if i + 1 < len(events) and _answers(event, events[i + 1]):
-            result = events[i + 1]
-            text += f" -> {result.id} {_content(result, follows_call=True)}"
-            group += (result,)
-        lines.append((escape_data(blind(text)), group))
+        group: tuple[Event, ...] = (events[i],)
+        if i + 1 < len(events) and _answers(events[i], events[i + 1]):
+            text += f" -> {shown[i + 1].id} {_content(shown[i + 1], follows_call=True)}"
+            group += (events[i + 1],)
+        lines.append((escape_data(text), group))
         i += len(group)
     return lines
 

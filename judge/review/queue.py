@@ -268,15 +268,13 @@ def _attach_entry(item: ReviewItem, finder: _ScenarioFinder) -> None:
 
 
 def relative_trace(item: ReviewItem, labels_file: Path) -> str | None:
-    """The trace path as a label names it: relative to the labels file's folder when the two share a
-    folder below the file system's root (a repository), else absolute."""
+    """The trace path as a label names it: relative to the labels file's folder (`../runs/x.jsonl`
+    from a project's labels/), as the label format has it, so the labels move with the project;
+    never absolute (only a trace on another drive, on Windows, cannot be named so)."""
     if item.trace_path is None:
         return item.trace
     folder = labels_file.resolve().parent
     try:
-        shared = Path(os.path.commonpath([item.trace_path, folder]))
+        return Path(os.path.relpath(item.trace_path, folder)).as_posix()
     except ValueError:  # another drive (Windows)
         return str(item.trace_path)
-    if shared == Path(shared.anchor):
-        return str(item.trace_path)
-    return Path(os.path.relpath(item.trace_path, folder)).as_posix()
