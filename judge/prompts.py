@@ -273,19 +273,21 @@ def shadowed_builtin(prompt: Prompt) -> Path | None:
 
 
 def _verified(prompt: Prompt, folder: Path, verify: bool) -> Prompt:
+    """The prompt, unless its folder's lock pins other text for it, or it shadows a built-in
+    version with other text (whether or not a lock exists): ConfigErrors."""
     if not verify:
         return prompt
-    twin = shadowed_builtin(prompt)
-    if twin is not None:
-        raise ConfigError(f"project prompt {prompt.ref} shadows the built-in {prompt.ref} ({twin}) with other text: "
-                          f"a version names one text; give yours its own id (e.g. my-{prompt.id}) or use the "
-                          "built-in as it is", file=str(prompt.path), field="id")
     pinned = read_lock(folder).get(prompt.ref)
     if pinned is not None and pinned != prompt.sha256:
         raise ConfigError(f"prompt {prompt.ref} changed after it was locked (lock sha256 {pinned[:12]}..., file "
                           f"{prompt.sha256[:12]}...): a locked version is immutable; write "
                           f"v{_next_version(folder, prompt.id)}.md and point the judge at it",
                           file=str(prompt.path), field="version")
+    twin = shadowed_builtin(prompt)
+    if twin is not None:
+        raise ConfigError(f"project prompt {prompt.ref} shadows the built-in {prompt.ref} ({twin}) with other text: "
+                          f"a version names one text; give yours its own id (e.g. my-{prompt.id}) or use the "
+                          "built-in as it is", file=str(prompt.path), field="id")
     return prompt
 
 

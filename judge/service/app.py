@@ -94,6 +94,7 @@ def create_app(*, reports_dir: str | Path | None = None, labels_path: str | Path
                               "with JUDGE_API_TOKEN.")
     app.state.pool = JudgePool(config_file)
     app.state.workers = GradeWorkers(config_file, size=workers, deadline_s=deadline_s)
+    app.router.on_startup.append(app.state.workers.warm)
     app.router.on_shutdown.append(app.state.workers.close)
     app.add_middleware(BodyLimit, max_body=max_body)
     app.add_middleware(BearerAuth, token=token or None)

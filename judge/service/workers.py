@@ -2,7 +2,7 @@
 
 `POST /v1/grade` takes a scenario and traces from the request body: the work one request asks for is
 the client's to choose. So the server never grades in its own process. A small pool of worker
-processes (`judge serve --workers`, started on the first request) grades one request each at a time;
+processes (`judge serve --workers`, started as the server starts, else on the first request) grades one request each at a time;
 the server's event loop only waits on a pipe, so `/healthz` and every other client are answered
 while a worker is busy, whatever the request holds. A request whose grading exceeds the deadline
 (`judge serve --deadline`) gets 503 (`X-Judge-Exit-Code: 2`, like every refusal of a request the
@@ -131,6 +131,21 @@ class GradeWorkers:
             self._all.add(worker)
             self.started += 1
             return worker
+
+    def warm(self) -> None:
+        """Start the workers in the background (the server starts up): the first requests then find
+        them ready instead of waiting for a process to start and import the grader."""
+        def start() -> None:
+            with self._lock:
+                if self._ctx is None:
+                    self._ctx = _context()
+                while len(self._all) < self.size:
+                    worker = _Worker(self._ctx, self.config_file)
+                    self._all.add(worker)
+                    self._idle.append(worker)
+                    self.started += 1
+
+        threading.Thread(target=start, name="judge-warm-workers", daemon=True).start()
 
     def _drop(self, worker: _Worker) -> None:
         worker.kill()
