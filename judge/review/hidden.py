@@ -29,13 +29,14 @@ def _named_scenario(run: Any) -> str | None:
     return scenario.get("path") if isinstance(scenario, dict) and isinstance(scenario.get("path"), str) else None
 
 
-def run_hidden(run: Any, places: Sequence[Path] = (),
-               find: Callable[[str], Path | None] | None = None) -> tuple[tuple[str, ...], str | None]:
+def run_hidden(run: Any, places: Sequence[Path] = (), find: Callable[[str], Path | None] | None = None,
+               scenario_id: str | None = None) -> tuple[tuple[str, ...], str | None]:
     """(the no-leak values of the run's scenario, None), or ((), why the page must withhold event
-    texts). `find(scenario_id)`: another way to find the scenario file (the review page's index)."""
+    texts). `find(scenario_id)`: another way to find the scenario file (the review page's index, a
+    suite report's `file`); `scenario_id`: the run's scenario when the run does not say (a suite's)."""
     from judge.ledger import hidden_values, load_scenario
 
-    wanted = str(_get(run, "scenario"))
+    wanted = str(scenario_id or _get(run, "scenario"))
     named = _named_scenario(run)
     candidates: list[Path] = []
     if named:

@@ -288,7 +288,7 @@ def find_trace(trace: str | None, places: Sequence[Path] = ()) -> Path | None:
 
 
 def run_timeline(run: Any, *, scenario: str | None = None, places: Sequence[Path] = (),
-                 limits: Limits = Limits(), check_sha256: bool = False) -> Timeline:
+                 limits: Limits = Limits(), check_sha256: bool = False, scenario_file: str | None = None) -> Timeline:
     """The timeline of a graded run (a RunReport, or a suite's RunResult: one window, no findings).
     `check_sha256`: say so when the trace is not the file that was graded (the report's sha256)."""
     path = find_trace(run.trace, places)
@@ -298,7 +298,8 @@ def run_timeline(run: Any, *, scenario: str | None = None, places: Sequence[Path
         return Timeline(trace=run.trace, notes=[note])
     from judge.review.hidden import run_hidden
 
-    hidden, withheld = run_hidden(run, places)
+    hidden, withheld = run_hidden(run, places, (lambda _: find_trace(scenario_file, places)) if scenario_file else None,
+                                  scenario_id=scenario or getattr(run, "scenario", None))
     if withheld is not None:
         return Timeline(trace=run.trace, path=path, notes=[withheld])
     focus, pins, windows = run_focus(run)
