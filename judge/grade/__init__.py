@@ -18,5 +18,6 @@ from judge.grade.slice import SliceResult, write_slice
 
 __all__ = ["EXIT_FAIL", "EXIT_INCONCLUSIVE", "EXIT_INPUT", "EXIT_INTERNAL", "EXIT_PASS", "GradeSession",
            "SliceResult", "check_calibration", "combine", "exit_code", "grade_trace", "input_file",
-           "judge_verdicts_for_labels", "labels_dir", "output_records_dir", "provenance", "records_dir", "refuse_package_output", "sha256_file", "sha256_text",
+           "judge_verdicts_for_labels", "labels_dir", "output_records_dir", "provenance", "records_dir",
+           "refuse_package_output", "sha256_file", "sha256_text",
            "write_slice"]

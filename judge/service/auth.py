@@ -69,8 +69,9 @@ async def _sign_in_page(send: Send, status: int, message: str | None = None) -> 
     note = f'<p class="error" role="alert">{html.escape(message)}</p>' if message else ""
     data = _PAGE.read_text(encoding="utf-8").replace("{message}", note).encode("utf-8")
     await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(data)).encode()),
-                            (b"cache-control", b"no-store"), (b"www-authenticate", b"Bearer")]})
+                "headers": [(b"content-type", b"text/html; charset=utf-8"),
+                            (b"content-length", str(len(data)).encode()), (b"cache-control", b"no-store"),
+                            (b"www-authenticate", b"Bearer")]})
     await send({"type": "http.response.body", "body": data})
 
 

@@ -2,13 +2,13 @@
 
 `POST /v1/grade` takes a scenario and traces from the request body: the work one request asks for is
 the client's to choose. So the server never grades in its own process. A small pool of worker
-processes (`judge serve --workers`, started as the server starts, else on the first request) grades one request each at a time;
-the server's event loop only waits on a pipe, so `/healthz` and every other client are answered
-while a worker is busy, whatever the request holds. A request whose grading exceeds the deadline
-(`judge serve --deadline`) gets 503 (`X-Judge-Exit-Code: 2`, like every refusal of a request the
-server will not serve) and its worker is killed and replaced; so is a worker that dies (out of
-memory, say): that request gets 500. A request that finds every worker busy waits for one, up to the
-deadline too.
+processes (`judge serve --workers`, started as the server starts, else on the first request) grades
+one request each at a time; the server's event loop only waits on a pipe, so `/healthz` and every
+other client are answered while a worker is busy, whatever the request holds. A request whose
+grading exceeds the deadline (`judge serve --deadline`) gets 503 (`X-Judge-Exit-Code: 2`, like every
+refusal of a request the server will not serve) and its worker is killed and replaced; so is a
+worker that dies (out of memory, say): that request gets 500. A request that finds every worker busy
+waits for one, up to the deadline too.
 
 Each worker keeps its own judges (built on their first use, as the server's JudgePool would): an
 embedding model loads once per worker, not once per request. Workers start from the forkserver

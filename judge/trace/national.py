@@ -1,12 +1,13 @@
 """National identity numbers that carry a check digit, decided by python-stdnum (kind `national_id`).
 
-| country | number | as written | stdnum |
-|---|---|---|---|
-| China | resident identity card, 18 characters (the last a digit or `X`) | plain | cn.ric (region, birth date, check) |
-| India | Aadhaar, 12 digits not starting 0 or 1 | plain, or 4-4-4 with spaces or dashes | in_.aadhaar (Verhoeff) |
-| Spain | DNI (8 digits and a letter), NIE (`X`/`Y`/`Z`, 7 digits, a letter) | plain or with a dash before the letter | es.dni, es.nie |
-| United Kingdom | NHS number, 10 digits | 3-3-4 with spaces or dashes | gb.nhs (mod 11) |
-| Brazil | CPF, 11 digits | `000.000.000-00` | br.cpf |
+- China: the resident identity card, 18 characters (the last a digit or `X`), plain; cn.ric checks
+  its region, birth date and check character.
+- India: Aadhaar, 12 digits not starting 0 or 1, plain or 4-4-4 with spaces or dashes; in_.aadhaar
+  (Verhoeff).
+- Spain: DNI (8 digits and a letter) and NIE (`X`/`Y`/`Z`, 7 digits, a letter), plain or with a dash
+  before the letter; es.dni, es.nie.
+- United Kingdom: the NHS number, 10 digits written 3-3-4 with spaces or dashes; gb.nhs (mod 11).
+- Brazil: CPF, 11 digits written `000.000.000-00`; br.cpf.
 
 Shapes are kept narrow where the check digit is weak (a plain 10- or 11-digit number, an order id
 or a timestamp, passes a mod-11 check one time in eleven): those are recognised only as written.

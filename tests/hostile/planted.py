@@ -120,7 +120,8 @@ def planted_trace(scenario: str) -> list[dict[str, Any]]:
          "digest": texts[2], "state": {"dump": prose, "fields": _fields()}},
         {"id": f"e{n + 2}", "turn": 2, "kind": "summary", "reason": "handoff", "to": texts[10], "text": prose},
         {"id": f"e{n + 3}", "turn": 2, "kind": "assistant", "text": "Done: " + json.dumps({"log": prose})},
-        {"id": f"e{n + 4}", "turn": 2, "kind": "assistant", "text": f"Also: {NO_LEAK_VALUE} asked the same."},
+        {"id": f"e{n + 4}", "turn": 2, "kind": "assistant",
+         "text": f"Also: {NO_LEAK_VALUE} asked the same (mail jane.planted@example.com)."},
     ]
     return [header, *events]
 

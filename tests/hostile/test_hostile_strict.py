@@ -36,14 +36,15 @@ def test_bad_labels_are_exit_2(tmp_path, change, says):
     good = json.dumps(LABEL)
     labels.write_text(good + "\n" + json.dumps({**LABEL, "annotator": "b", **change}) + "\n")
     verdicts = tmp_path / "verdicts.jsonl"
-    verdicts.write_text(json.dumps({"case": LABEL["case"], "verdict": "upheld", "confidence": 0.9, "judge": "j"}) + "\n")
+    verdict = {"case": LABEL["case"], "verdict": "upheld", "confidence": 0.9, "judge": "j"}
+    verdicts.write_text(json.dumps(verdict) + "\n")
     result = runner.invoke(app, ["calibrate", "--labels", str(labels), "--verdicts", str(verdicts), "--name", "j",
                                  "--out", str(tmp_path / "rec")])
     _one_line(result, "labels.jsonl:2:", says)
     assert not (tmp_path / "rec").exists()
     (tmp_path / "drift.jsonl").write_bytes((TOUR / "drift.jsonl").read_bytes())
-    result = runner.invoke(app, ["calibrate", "--labels", str(labels), "--judge", "local", "--out", str(tmp_path / "rec"),
-                                 "--scenarios", str(TOUR)])
+    result = runner.invoke(app, ["calibrate", "--labels", str(labels), "--judge", "local", "--out",
+                                 str(tmp_path / "rec"), "--scenarios", str(TOUR)])
     _one_line(result, "labels.jsonl:2:", says)
 
 

@@ -47,7 +47,8 @@ def test_serve_on_a_busy_port_is_exit_2_naming_the_port():
 
 def test_swapped_grade_arguments_are_named_as_such():
     result = runner.invoke(app, ["grade", str(TOUR / "clean.jsonl"), str(TOUR / "scenario.yaml"), "--no-log"])
-    _one_line(result, "clean.jsonl", "the arguments are swapped", "SCENARIO first", "scenario.yaml looks like the scenario")
+    _one_line(result, "clean.jsonl", "the arguments are swapped", "SCENARIO first",
+              "scenario.yaml looks like the scenario")
     assert "document start" not in result.output
 
 
@@ -98,7 +99,8 @@ def test_the_access_log_filter_blanks_a_token_in_any_request_line():
 
 def _serve(args: list[str], port: int) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "JUDGE_API_TOKEN"}
-    code = f"import sys\nfrom judge.cli import main\nsys.argv = {['judge', 'serve', '--port', str(port), *args]!r}\nmain()\n"
+    argv = ["judge", "serve", "--port", str(port), *args]
+    code = f"import sys\nfrom judge.cli import main\nsys.argv = {argv!r}\nmain()\n"
     return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
 
