@@ -1,4 +1,5 @@
-# Two commands set up a fresh machine: `make demo` and `make test` (see README.md).
+# Two commands set up a fresh machine: `make demo` and `make test` (see README.md); CONTRIBUTING.md
+# has the rest of the engineer's loop (`make test-fast`, `make docs`, what to regenerate).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,15 +11,16 @@ export LITELLM_OFFLINE_MODE := true
 export LITELLM_MODE := PRODUCTION
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test install clean-venv bench docs
+.PHONY: demo test test-fast install clean-venv bench docs
 
 install: $(STAMP)
 
 # torch is pinned and installed first: pip takes the CPU build from local disk; an unpinned
-# torch (pulled in by sentence-transformers) would resolve a multi-GB CUDA build.
-$(STAMP): pyproject.toml constraints.txt
+# torch (pulled in by sentence-transformers) would resolve a multi-GB CUDA build. judge/__init__.py
+# holds the version (pyproject.toml reads it): a new version reinstalls, so the metadata follows.
+$(STAMP): pyproject.toml constraints.txt judge/__init__.py
 	@test -x $(BIN)/python || { echo "install: creating the virtual environment $(VENV)/"; $(PY) -m venv $(VENV); }
-	@echo "install: into $(VENV)/ (pyproject.toml or constraints.txt changed; the first run takes a few minutes)"
+	@echo "install: into $(VENV)/ (pyproject.toml, constraints.txt or the version changed; the first run takes a few minutes)"
 	@echo "install: 1/3 torch 2.13.0, the CPU build (pinned first: unpinned, pip would pick a multi-GB CUDA build)"
 	@$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "is ignored" || true
 	@echo "install: 2/3 judge (editable) and its dependencies at the versions in constraints.txt"
@@ -43,20 +45,29 @@ demo: install
 	done
 	@echo "demo: done. Next: .venv/bin/judge init my-agent (a scenario and runs of your own to start from)"
 
+# The whole suite: the README's test command, and what CI (.ci/run) runs.
 test: install
 	@$(BIN)/python -m pytest
 
-# The documentation site (mkdocs.yml, docs/) into site/; --strict turns a broken link or anchor into a
-# failure. Installs the docs extra's requirement by name (not `-e .[docs]`, which would redo the
-# editable install), pinned by constraints.txt.
+# The suite without the tests marked `slow` (pyproject.toml [tool.pytest.ini_options] markers): the
+# loop while working; run `make test` before handing a change over.
+test-fast: install
+	@$(BIN)/python -m pytest -m "not slow"
+
+# The documentation site (mkdocs.yml, docs/) into site/, the API reference rendered from docstrings
+# (mkdocstrings); --strict turns a broken link, anchor or reference into a failure. Installs the docs
+# extra's requirements by name (not `-e .[docs]`, which would redo the editable install), pinned by
+# constraints.txt (DOCS_REQUIREMENTS is pyproject.toml's docs extra: tests/test_contract_page.py).
 DOCS_STAMP := $(VENV)/.docs-installed
+DOCS_REQUIREMENTS := 'mkdocs-material>=9.5' 'mkdocstrings[python]>=1.0'
 docs: $(DOCS_STAMP)
 	@NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet -d site
 	@echo "built site/ (open site/index.html)"
 
 $(DOCS_STAMP): $(STAMP)
-	@$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt 'mkdocs-material>=9.5' 2>&1 | grep -v "is ignored" || true
+	@$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt $(DOCS_REQUIREMENTS) 2>&1 | grep -v "is ignored" || true
 	@$(BIN)/mkdocs --version >/dev/null
+	@$(BIN)/python -c "import mkdocstrings_handlers.python"
 	@touch $(DOCS_STAMP)
 
 bench: install

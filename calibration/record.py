@@ -138,6 +138,7 @@ def matched_or_error(labels: list[LabelRecord], verdicts: list[VerdictRecord]) -
 
 
 def package_versions() -> dict[str, str]:
+    """The Python version and the installed versions of the packages that decide a record's numbers."""
     versions = {"python": platform.python_version()}
     for name in VERSIONED_PACKAGES:
         try:

@@ -38,14 +38,17 @@ class Matched:
 
     @cached_property
     def y_true(self) -> np.ndarray:
+        """The reference labels, in case order."""
         return np.array([ref.label for ref in self.references], dtype=str)
 
     @cached_property
     def y_pred(self) -> np.ndarray:
+        """The judge's verdicts, in the same order."""
         return np.array([verdict.verdict for verdict in self.verdicts], dtype=str)
 
     @property
     def cases(self) -> list[str]:
+        """The matched case ids, in order."""
         return [ref.case for ref in self.references]
 
 

@@ -23,6 +23,25 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from judge.errors import ConfigError
+from judge.plugins import Registry
+
+BUILTIN_BACKENDS = "judge.judges.backends"
+"""The package whose modules each define one built-in judge backend (a module-level `SPEC`)."""
+
+BACKEND_ENTRY_POINTS = "judge.backends"
+"""The entry-point group of third-party judge backends (judge.judges.spec.BackendSpec)."""
+
+
+def _backend_of(spec: Any, where: str) -> Any:
+    if not isinstance(getattr(spec, "name", None), str) or not callable(getattr(spec, "make", None)):
+        raise ConfigError(f"{where} is no judge backend: it needs `SPEC` with a `name` and `make(config)` "
+                          "(judge.judges.spec.BackendSpec)")
+    return spec
+
+
+BACKENDS: Registry[Any] = Registry("judge backend", BUILTIN_BACKENDS, BACKEND_ENTRY_POINTS, check=_backend_of,
+                                   name_of=lambda spec: spec.name, order=lambda spec: getattr(spec, "position", 1000))
+"""The registered judge backends, by name (`backend = "..."` in a judge's table)."""
 
 MODES = ("tools", "tools_strict", "json", "json_schema", "md_json", "strict")
 DEFAULT_PROMPT = "goal-fidelity@2"
@@ -34,7 +53,7 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(default="default", description="the table name; set by the loader")
-    backend: Literal["llm", "embedding", "replay"]
+    backend: str = Field(description="a registered judge backend: llm, embedding, replay, or a plug-in's")
     model: str | None = Field(default=None, description="litellm model string, or an embedding model name/path")
     prompt: str = DEFAULT_PROMPT
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
@@ -48,8 +67,9 @@ class JudgeConfig(BaseModel):
     transport_retries: int = Field(default=4, ge=0, le=20, description="retries on 429, 5xx, timeouts")
     backoff_s: float = Field(default=1.0, ge=0, description="first backoff delay; doubles per retry")
     mode: str = Field(default="tools", description=(
-        "how the answer schema is sent: an instructor mode (tools, tools_strict, json, json_schema, md_json) "
-        "or `strict` (OpenAI structured outputs without instructor: response_format json_schema, strict)"))
+        "how the answer schema is sent: `tools` (a forced function tool) or `strict` (OpenAI structured outputs: "
+        "response_format json_schema, strict), direct to OpenAI-compatible endpoints; or an instructor mode "
+        "(tools_strict, json, json_schema, md_json)"))
     window_tokens: int = Field(default=1000, ge=200, description=(
         "split slices whose request, as sent (messages and the schema it carries), exceeds this"))
     cache: bool = True
@@ -64,10 +84,13 @@ class JudgeConfig(BaseModel):
         if self.mode.lower() not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
         self.mode = self.mode.lower()
-        if self.backend == "llm" and not self.model:
-            raise ValueError("an llm judge needs `model` (any litellm model string)")
-        if self.backend == "replay" and not self.path:
-            raise ValueError("a replay judge needs `path` (a JSONL of recorded verdicts)")
+        backends = BACKENDS.specs()
+        if self.backend not in backends:
+            raise ValueError(f"unknown judge backend {self.backend!r}; known: {', '.join(backends)}")
+        check = getattr(backends[self.backend], "check_config", None)
+        problem = check(self) if check is not None else None
+        if problem:
+            raise ValueError(problem)
         return self
 
 

@@ -17,9 +17,18 @@ on the site) on the line right before a fenced block that the script owns:
     (the file, verbatim)
     ```
 
+    <!-- judge-generated: cli -->
+    | (a Markdown table, generated) |
+    <!-- /judge-generated -->
+
+A `judge-generated` marker names a table of scripts/surface.py (`cli`, `http`, `formats`,
+`objects`, `rules`: judge's commands and flags, HTTP endpoints, format names, JSON objects and their
+fields, the rule kinds, read from the code), shown as Markdown (not fenced) up to the closing `<!-- /judge-generated -->`.
+
 A `judge-output` marker holds one command, or several separated by ` ; ` (run in order, whatever
 their exit codes, as a shell would). A command may start with `COLUMNS=N ` (that width instead of
-100, as a shell would set it). A command is split like a shell line (shlex) and is one of:
+100, as a shell would set it) and `PYTHONPATH=FOLDER ` (a folder of the repository first on the
+path: a plug-in installed in place). A command is split like a shell line (shlex) and is one of:
 
 - `judge ARGS`: the `judge` console script installed beside this Python;
 - `python ARGS`: this Python;
@@ -65,7 +74,9 @@ DOCS = ROOT / "docs"
 SCRATCH = ROOT / "out" / "docs"
 README = ROOT / "README.md"
 INDEX = DOCS / "index.md"
-MARKER = re.compile(r"^<!-- judge-(output|file): (.+?) -->\s*$")
+MARKER = re.compile(r"^<!-- judge-(output|file|generated): (.+?) -->\s*$")
+GENERATED_END = "<!-- /judge-generated -->"
+SURFACE = ROOT / "scripts" / "surface.py"
 FENCE = re.compile(r"^(`{3,})([\w-]*)\s*$")
 INDEX_HEADER = ("<!-- Generated from README.md by scripts/docs_outputs.py --write: edit README.md, "
                 "not this file. -->\n")
@@ -86,9 +97,9 @@ class DocsError(Exception):
 class Block:
     page: Path          # the page holding the marker
     line: int           # the marker's line number (1-based)
-    kind: str           # "output" or "file"
-    spec: str           # the command(s), or the file path
-    body: tuple[int, int] | None  # line indices [start, end) of the fenced content; None: no block yet
+    kind: str           # "output", "file" or "generated"
+    spec: str           # the command(s), the file path, or the table's name
+    body: tuple[int, int] | None  # line indices [start, end) of the content; None: no block yet
     lang: str = "text"
 
     def where(self) -> str:
@@ -107,6 +118,12 @@ def find_blocks(page: Path, lines: list[str]) -> list[Block]:
         if not m:
             continue
         block = Block(page, i + 1, m.group(1), m.group(2).strip(), None)
+        if block.kind == "generated":
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip() == GENERATED_END), None)
+            if end is not None:
+                block.body, block.lang = (i + 1, end), "markdown"
+            blocks.append(block)
+            continue
         fence = FENCE.match(lines[i + 1]) if i + 1 < len(lines) else None
         if fence:
             end = next((j for j in range(i + 2, len(lines)) if lines[j].rstrip() == fence.group(1)), None)
@@ -177,7 +194,7 @@ def jq(flt: str, data):
     return data
 
 
-def _run_one(argv: list[str], columns: str | None = None) -> tuple[str, int]:
+def _run_one(argv: list[str], columns: str | None = None, path: str | None = None) -> tuple[str, int]:
     if argv[0] == "jq":
         if len(argv) != 3:
             raise DocsError("jq takes a filter and a file: jq FILTER FILE")
@@ -195,6 +212,8 @@ def _run_one(argv: list[str], columns: str | None = None) -> tuple[str, int]:
     env = _env()
     if columns is not None:
         env["COLUMNS"] = columns
+    if path is not None:  # a folder of the repository put first on PYTHONPATH (a plug-in installed in place)
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT / path), env["PYTHONPATH"]])
     proc = subprocess.run(exe + argv[1:], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT_S)
     return proc.stdout, proc.returncode
@@ -208,19 +227,33 @@ def run_marker(spec: str) -> list[str]:
             argv = shlex.split(command)
         except ValueError as exc:
             raise DocsError(f"cannot split {command!r}: {exc}") from None
-        columns = None
-        if argv and argv[0].startswith("COLUMNS="):  # `COLUMNS=140 judge ...`: that width, as a shell would
-            columns = argv.pop(0).split("=", 1)[1]
-            if not columns.isdigit():
-                raise DocsError(f"COLUMNS must be a number in {command!r}")
+        columns, path = None, None
+        while argv and argv[0].startswith(("COLUMNS=", "PYTHONPATH=")):  # as a shell would set them
+            name, value = argv.pop(0).split("=", 1)
+            if name == "COLUMNS":
+                if not value.isdigit():
+                    raise DocsError(f"COLUMNS must be a number in {command!r}")
+                columns = value
+            else:
+                path = value
         if not argv:
             raise DocsError("empty command")
-        text, code = _run_one(argv, columns)
+        text, code = _run_one(argv, columns, path)
         out.append(f"$ {command}")
         out.extend(_normalise(text))
         if code:
             out.append(f"(exit code {code})")
     return out
+
+
+def generated_lines(table: str) -> list[str]:
+    """A table of scripts/surface.py, run with this Python as the markers' commands are."""
+    proc = subprocess.run([sys.executable, str(SURFACE), table], cwd=ROOT, env=_env(), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=TIMEOUT_S)
+    if proc.returncode:
+        raise DocsError(f"scripts/surface.py {table} failed (exit code {proc.returncode}): "
+                        + (proc.stderr.strip().splitlines() or ["no output"])[-1])
+    return _normalise(proc.stdout)
 
 
 def file_lines(spec: str) -> list[str]:
@@ -241,6 +274,7 @@ def index_from_readme(readme: str) -> str:
 def _render(blocks_by_page: dict[Path, tuple[list[str], list[Block]]]) -> dict[Path, dict[int, list[str]]]:
     """Run every marker (in parallel; identical ones once) -> page -> marker line -> block lines."""
     specs = {b.spec for _, blocks in blocks_by_page.values() for b in blocks if b.kind == "output"}
+    tables = {b.spec for _, blocks in blocks_by_page.values() for b in blocks if b.kind == "generated"}
     if SCRATCH.exists():
         shutil.rmtree(SCRATCH)
     SCRATCH.mkdir(parents=True)
@@ -248,11 +282,17 @@ def _render(blocks_by_page: dict[Path, tuple[list[str], list[Block]]]) -> dict[P
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         order = sorted(specs, key=lambda spec: (not any(s in spec for s in SLOW), spec))
         futures = {spec: pool.submit(run_marker, spec) for spec in order}
+        generated = {table: pool.submit(generated_lines, table) for table in sorted(tables)}
     results: dict[Path, dict[int, list[str]]] = {}
     for page, (_, blocks) in blocks_by_page.items():
         for b in blocks:
             try:
-                lines = futures[b.spec].result() if b.kind == "output" else file_lines(b.spec)
+                if b.kind == "output":
+                    lines = futures[b.spec].result()
+                elif b.kind == "generated":
+                    lines = generated[b.spec].result()
+                else:
+                    lines = file_lines(b.spec)
             except DocsError as exc:
                 raise DocsError(f"{b.where()}: {exc}") from None
             results.setdefault(page, {})[b.line] = lines
@@ -281,7 +321,9 @@ def write() -> list[str]:
         new = list(lines)
         for b in sorted(blocks, key=lambda b: b.line, reverse=True):  # bottom up: indices stay valid
             body = results[page][b.line]
-            if b.body is None:
+            if b.body is None and b.kind == "generated":
+                new[b.line:b.line] = [*body, GENERATED_END]
+            elif b.body is None:
                 fence = _fence_for(body)
                 new[b.line:b.line] = [fence + b.lang, *body, fence]
             else:
@@ -304,9 +346,10 @@ def check() -> list[str]:
     for page, (lines, blocks) in loaded.items():
         for b in blocks:
             want = results[page][b.line]
-            what = f"output of `{b.spec}`" if b.kind == "output" else f"the copy of {b.spec}"
+            what = {"output": f"output of `{b.spec}`", "file": f"the copy of {b.spec}",
+                    "generated": f"the table `{b.spec}` of scripts/surface.py"}[b.kind]
             if b.body is None:
-                problems.append(f"{b.where()}: no fenced block after the marker for {what}")
+                problems.append(f"{b.where()}: no block after the marker for {what}")
                 continue
             have = lines[b.body[0]:b.body[1]]
             if have != want:

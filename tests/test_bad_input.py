@@ -173,6 +173,7 @@ def files(tmp_path):
     return make
 
 
+@pytest.mark.slow
 def test_the_good_inputs_grade(files):
     scenario, trace = files()
     run = cli("grade", scenario, trace, "--quiet")
@@ -400,6 +401,7 @@ def test_markup_in_the_input_is_printed_verbatim(files):
 # ------------------------------------------------------------------ through the installed console script
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["invalid-yaml", "wrong-enum", "revoke-by-non-user"])
 def test_subprocess_scenario(files, name):
     case = next(c for c in SCENARIO_CASES if c.name == name)
@@ -408,6 +410,7 @@ def test_subprocess_scenario(files, name):
                           field=case.field, says=case.says)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["not-json", "unknown-call-id", "binary"])
 def test_subprocess_trace(files, name):
     case = next(c for c in TRACE_CASES if c.name == name)

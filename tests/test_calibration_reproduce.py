@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from judge.cli import app
@@ -21,6 +22,7 @@ RECORDS = REPO / "calibration" / "records"
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_calibrating_local_on_the_shipped_labels_reproduces_the_shipped_record(tmp_path, monkeypatch):
     monkeypatch.chdir(REPO)
     result = runner.invoke(app, ["calibrate", "--judge", "local", "--out", str(tmp_path)])

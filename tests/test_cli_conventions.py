@@ -117,6 +117,7 @@ def _run_with_stderr_on_a_terminal(*args: str, timeout: float = 300) -> tuple[in
     return proc.wait(timeout=timeout), b"".join(chunks).decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_a_progress_bar_on_a_terminal_only_and_never_with_quiet():
     traces = [str(TOUR / "drift.jsonl"), str(TOUR / "clean.jsonl")]
     code, seen = _run_with_stderr_on_a_terminal("grade", str(TOUR / "scenario.yaml"), *traces, "--judge", "none")
@@ -130,6 +131,7 @@ def test_a_progress_bar_on_a_terminal_only_and_never_with_quiet():
     assert piped.returncode == 1 and piped.stderr == ""
 
 
+@pytest.mark.slow
 def test_a_spinner_while_the_offline_judge_loads_its_model():
     code, seen = _run_with_stderr_on_a_terminal("grade", str(TOUR / "scenario.yaml"), str(TOUR / "drift.jsonl"),
                                                 "--judge", "local")

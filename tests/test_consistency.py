@@ -198,6 +198,7 @@ def test_summedits_adapter_shows_the_model_only_the_two_summaries():
     assert seen == [(["Ann pays.", "Bob waits."], "Ann paid.")] and flags == [False]
 
 
+@pytest.mark.slow
 def _six_digit_unit(value: float) -> float:
     """One unit in the sixth significant digit of `value`: the file rounds every float so (r6)."""
     return 0.0 if value == 0 else 10.0 ** (math.floor(math.log10(abs(value))) - 5)

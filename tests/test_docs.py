@@ -30,6 +30,7 @@ def _docs_outputs():
     return module
 
 
+@pytest.mark.slow
 def test_every_command_output_shown_is_current():
     problems = _docs_outputs().check()
     assert not problems, (
@@ -106,6 +107,7 @@ def test_every_relative_link_resolves(page):
     assert not broken, f"{page.relative_to(REPO)}: " + "; ".join(broken)
 
 
+@pytest.mark.slow
 def test_the_run_page_screenshot_shows_the_page_judge_writes_today():
     """docs/run-page.png was taken of the page its sidecar names by sha256; a changed page (templates,
     style, what a run shows) fails until `python scripts/docs_screenshot.py --write` takes it again."""

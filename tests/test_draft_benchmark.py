@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -16,6 +18,7 @@ def _bench():
     return module
 
 
+@pytest.mark.slow
 def test_the_examples_table_is_current(tmp_path):
     bench = _bench()
     result = bench.run_examples(tmp_path)
@@ -25,6 +28,7 @@ def test_the_examples_table_is_current(tmp_path):
     assert sum(r["divergence_match"] for r in drift) >= len(drift) - 1
 
 
+@pytest.mark.slow
 def test_the_tau_bench_table_is_current(tmp_path, shared_dir):
     bench = _bench()
     result = bench.run_tau(shared_dir / "data", tmp_path)

@@ -148,6 +148,7 @@ def test_fingerprint_names_model_weights_and_rule():
     assert fact_model == hashlib.sha256(shipped.read_bytes()).hexdigest()  # the fact model's weights
 
 
+@pytest.mark.slow
 def test_loads_offline_in_a_fresh_process(tmp_path):
     """A cold process with HF_HUB_OFFLINE=1 (and no reachable hub) embeds a sentence."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
@@ -326,6 +327,7 @@ def test_nothing_related_is_not_exercised(judge):
     assert run(judge, request)["browser"].verdict == "not-exercised"
 
 
+@pytest.mark.slow
 def test_confidences_are_strictly_between_0_and_1(judge):
     seen = set()
     for trace in ("checkout-firefox.clean.jsonl", "checkout-firefox.drift.jsonl"):

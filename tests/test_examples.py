@@ -39,6 +39,7 @@ def test_example_grades_as_documented(name):
     assert drift.slice[-1] == event
 
 
+@pytest.mark.slow
 def test_examples_with_the_default_judge_have_the_same_outcomes_and_review_only_the_judges_calls():
     """With the default (local, not certified, so advisory) judge every clean run passes and every
     drift fails on the same first divergence; `needs_review` marks only what the judge decided or
@@ -60,5 +61,7 @@ def test_examples_with_the_default_judge_have_the_same_outcomes_and_review_only_
             reviewed += f.needs_review
             if f.needs_review:
                 assert f.source == "judge" or f.disagreement, (name, f)
+            if f.source == "deterministic" and f.judge_verdict == f.verdict:
+                assert not f.needs_review, (name, f)  # a rule's verdict the judge agreed with is never queued
             assert f.verdict != "flagged" or f.needs_review
-    assert reviewed < total / 2
+    assert 0 < reviewed < total

@@ -154,6 +154,7 @@ def test_all_200_tau_bench_runs_import_whole(tau_runs, tmp_path):
     assert total == sum(expected.values())
 
 
+@pytest.mark.slow
 def test_who_and_when_keeps_agents_and_labels_as_metadata(tmp_path):
     if not WHO.is_dir():
         pytest.skip(f"Who&When absent ({WHO})")

@@ -9,6 +9,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from judge.cli.init import CLEAN, DRIFT, FILES, SCENARIO
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,6 +32,7 @@ def _files(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_init_then_lint_exit_0_clean_exit_0_drift_exit_1(tmp_path):
     made = judge("init", "agent", cwd=tmp_path)
     assert made.returncode == 0, made.stderr
@@ -66,6 +69,7 @@ def test_the_scaffold_covers_each_entry_class_and_the_common_rules():
     assert '# backend = "llm"' in (REPO / "judge" / "cli" / "scaffold" / "judge.toml").read_text()
 
 
+@pytest.mark.slow
 def test_the_scaffold_pytest_example_passes(tmp_path):
     assert judge("init", str(tmp_path), cwd=REPO).returncode == 0
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_agent_runs.py"],

@@ -1,4 +1,7 @@
-"""The override rule: deterministic wins for safety-critical keys, in both directions."""
+"""The override rule: a rule that ruled wins over the judge, for every key and in both directions; a
+judge decides the keys no rule ruled on."""
+
+import pytest
 
 from judge.grade.merge import merge_key
 from judge.model import Finding, JudgeFinding
@@ -26,11 +29,21 @@ def test_safety_upheld_stands_against_a_judge_saying_violated():
     assert merged.verdict == "upheld" and merged.overridden and merged.judge_verdict == "violated"
 
 
-def test_non_safety_semantic_violation_from_the_judge_stands():
-    merged = _merge(_det("upheld", "normal"), JudgeFinding(key="k", verdict="violated", evidence_event="e7",
-                                                           confidence=0.8), sensitivity="normal")
+@pytest.mark.parametrize("sensitivity", ["normal", "costly", "safety-critical"])
+def test_a_rule_that_ruled_stands_over_the_judge_for_every_sensitivity(sensitivity):
+    """Rules stand (issue 22): a binding judge's contrary verdict is recorded, never decides."""
+    merged = _merge(_det("upheld", sensitivity), JudgeFinding(key="k", verdict="violated", evidence_event="e7",
+                                                              confidence=0.8), sensitivity=sensitivity)
+    assert merged.verdict == "upheld" and merged.source == "deterministic"
+    assert merged.judge_verdict == "violated" and merged.disagreement and merged.overridden and merged.needs_review
+
+
+def test_a_rule_that_saw_nothing_leaves_the_key_to_the_judge():
+    merged = _merge(_det("not-exercised", "normal"), JudgeFinding(key="k", verdict="violated",
+                                                                  evidence_event="e7", confidence=0.8),
+                    sensitivity="normal")
     assert merged.verdict == "violated" and merged.source == "judge" and merged.turn == 3
-    assert merged.disagreement and not merged.overridden
+    assert not merged.unguarded
 
 
 def test_deterministic_violation_is_a_fact_for_any_key():

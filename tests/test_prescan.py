@@ -56,6 +56,7 @@ def _same_as_the_line_test(lines: list[str]) -> None:
     assert [bool(f) for f in flags] == [line_needs_redaction(line) for line in lines]
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None, derandomize=True)
 @given(st.lists(st.one_of(_PIECES, _EDGES), max_size=10), st.text(max_size=12))
 def test_the_precheck_flags_exactly_the_lines_the_line_test_flags(pieces, noise):
@@ -63,6 +64,7 @@ def test_the_precheck_flags_exactly_the_lines_the_line_test_flags(pieces, noise)
     _same_as_the_line_test(_lines(text))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(st.lists(st.one_of(_PIECES, _EDGES), max_size=6), st.text(max_size=8)), max_size=40))
 def test_many_lines_at_once_flag_what_each_alone_would(rows):

@@ -166,6 +166,7 @@ def _both_paths_agree(line_list: list[str]) -> None:
         assert _read(line_list, records=True, path=path) == _read(line_list, records=False, path=path)
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None, derandomize=True)
 @given(lines())
 def test_what_msgspec_accepts_pydantic_accepts_with_the_same_values(line):
@@ -178,6 +179,7 @@ def test_what_msgspec_accepts_pydantic_accepts_with_the_same_values(line):
         assert as_model(record) == event
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(lines(), min_size=1, max_size=4))
 def test_the_record_path_reads_what_the_pydantic_path_reads(line_list):

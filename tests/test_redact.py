@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from judge.grade import grade_trace
 from judge.trace.redact import Redactor, luhn_ok
 from tests.helpers import TraceBuilder, ledger_of
@@ -101,6 +103,7 @@ def test_a_line_the_precheck_clears_needs_no_redaction(pieces, noise):
             assert not redactor.counts
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(st.lists(_PIECES, max_size=6), st.text(max_size=10), st.booleans()), max_size=12))
 def test_the_chunked_precheck_flags_every_line_the_line_precheck_does(rows):

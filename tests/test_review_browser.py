@@ -31,6 +31,7 @@ def _no_token_in_the_environment():
         yield
 
 
+@pytest.mark.slow
 def test_label_two_cases_with_the_keyboard(tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="needs the playwright package (the test extra)")
     paths = make_reports(tmp_path)

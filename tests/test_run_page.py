@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from helpers import TraceBuilder
 
@@ -181,6 +182,7 @@ def _judge(*args: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> s
                           capture_output=True, text=True, cwd=cwd, env=env)
 
 
+@pytest.mark.slow
 def test_judge_grade_html_writes_the_page_and_never_over_an_input(tmp_path):
     out = tmp_path / "page" / "run.html"
     done = _judge("grade", str(TOUR / "scenario.yaml"), str(TOUR / "drift.jsonl"), "--judge", "none", "-q",
@@ -218,6 +220,7 @@ def test_judge_view_lists_every_report_and_serves_only_those(tmp_path):
         assert TestClient(create_viewer_app(reports), base_url=host).get("/").status_code == 400
 
 
+@pytest.mark.slow
 def test_judge_view_refuses_any_host_but_loopback_and_a_missing_folder(tmp_path):
     beyond = _judge("view", str(tmp_path), "--host", "0.0.0.0")
     assert beyond.returncode == 2 and "judge view listens on loopback only" in beyond.stderr
@@ -225,6 +228,7 @@ def test_judge_view_refuses_any_host_but_loopback_and_a_missing_folder(tmp_path)
     assert missing.returncode == 2 and "no such folder" in missing.stderr
 
 
+@pytest.mark.slow
 def test_judge_view_serves_the_run_log_with_each_runs_trace(tmp_path):
     """A project's grades, kept in its run log (.judge/runs/), viewed from anywhere: the page finds the
     trace the report names relative to the project, two folders above the report."""

@@ -239,6 +239,7 @@ def test_compare_shows_signatures_that_appeared_and_vanished(example):
         compare(example, {"scenarios": [{"id": "x", "signatures": [{"key": "k"}]}]}, "bad.json")
 
 
+@pytest.mark.slow
 def test_judge_is_passed_to_the_workers(tmp_path):
     """A replay judge named in a config file: its verdict becomes a judge-found signature."""
     path = _suite(tmp_path, {"account-twice": ["clean", "clean"]}, repetitions=2)

@@ -45,6 +45,7 @@ def _outputs(folder: Path) -> list[str]:
     return ["--json", str(folder / "r.json"), "--junit", str(folder / "r.xml"), "--md", str(folder / "r.md")]
 
 
+@pytest.mark.slow
 def test_a_sharded_suite_merges_to_the_unsharded_report_byte_for_byte(suite, tmp_path):
     whole = tmp_path / "whole"
     unsharded = _cli("suite", suite, "--judge", "none", "-j", "1", "-q", *_outputs(whole))
@@ -121,6 +122,7 @@ def _refused(parts: list[Path], needle: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_merge_refuses_parts_that_do_not_belong_together(suite, tmp_path):
     two = _parts(suite, tmp_path / "two", 2)
     three = _parts(suite, tmp_path / "three", 3)

@@ -144,6 +144,7 @@ def test_grade_hook_on_the_example_traces(model):
 # ---------------------------------------------------------------- learnt thresholds, measured quality
 
 
+@pytest.mark.slow
 def test_thresholds_are_the_ones_learnt_from_the_current_labels(model):
     rows = summary_eval.read_labelled(LABELS)
     stored = json.loads(THRESHOLDS_FILE.read_text())
@@ -163,6 +164,7 @@ def test_thresholds_are_the_ones_learnt_from_the_current_labels(model):
         "the fact-consistency weights changed: re-measure with `judge summary-eval --fit` (held_out figures)"
 
 
+@pytest.mark.slow
 def test_semantic_layer_beats_the_phrase_layer_on_held_out_summaries(model):
     rows = summary_eval.read_labelled(LABELS)
     _, test = summary_eval.split(rows)
@@ -221,6 +223,7 @@ def test_audit_summary_command(cli, model, tmp_path):
     assert json.loads(out.read_text())["passed"] is False  # the input was not overwritten
 
 
+@pytest.mark.slow
 def test_summary_eval_command_fits_and_measures(cli, model, tmp_path):
     rows = [json.loads(line) for line in (LABELS / "summaries.jsonl").read_text().splitlines()
             if line.strip()]

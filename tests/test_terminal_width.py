@@ -112,6 +112,7 @@ def test_other_tables_fit_eighty_columns(args):
     assert "…" not in done.stdout, "nothing cut short"
 
 
+@pytest.mark.slow
 def test_the_run_log_and_the_configuration_fit_eighty_columns(tmp_path):
     """`judge runs list`, `judge runs diff` and `judge config show|check` in the house style: at 80
     columns nothing is cut, every column is still there (stacked), and the diff still names the rule."""

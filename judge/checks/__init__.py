@@ -1,6 +1,12 @@
-"""Deterministic checks: rules that guard ledger keys turn events into hits; action paths per window."""
+"""Deterministic checks: rules that guard ledger keys turn events into hits; action paths per window.
+
+Each rule kind is a spec (judge.checks.spec) in its own module (judge.checks.kinds, or a plug-in of
+the `judge.rules` entry-point group); judge.checks.registry derives every table from the specs."""
 
 from judge.checks.matching import carries_value
-from judge.checks.rules import PROHIBITIONS, Hit, RuleSet, RunState, rule_ids
+from judge.checks.registry import family_of, leak_kinds, spec_for, specs
+from judge.checks.rules import Hit, RuleSet, RunState, rule_ids
+from judge.checks.spec import CheckpointVerdict, DraftSpec, RuleContext, RuleSpec
 
-__all__ = ["PROHIBITIONS", "Hit", "RuleSet", "RunState", "carries_value", "rule_ids"]
+__all__ = ["CheckpointVerdict", "DraftSpec", "Hit", "RuleContext", "RuleSet", "RuleSpec", "RunState",
+           "carries_value", "family_of", "leak_kinds", "rule_ids", "spec_for", "specs"]

@@ -1,25 +1,25 @@
 """Deterministic rules: each guards one ledger key, while that key is active, and turns events into hits.
 
 A hit is either a violation (with its evidence event) or a compliant exercise of the rule (the agent
-did the guarded kind of thing and stayed inside the rule). Semantics are DESIGN.md's "Rule semantics";
-the checks themselves are in judge.checks.checkers, .authority and .leaks.
+did the guarded kind of thing and stayed inside the rule). Each rule kind's check and what it reads
+is its spec (judge.checks.spec; the kinds are judge.checks.kinds and plug-ins); `RuleSet` runs them.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from msgspec import Struct
 
-from judge.checks import authority, checkers, leaks
 from judge.checks.matching import Carrier, tool_is
+from judge.checks.registry import specs
+from judge.checks.spec import RuleSpec
 from judge.ledger import ExpectedLedger
-from judge.model import Event, Rule
+from judge.model import Rule, RunHeader
 from judge.trace.ids import CallTable
-
-PROHIBITIONS = ("forbidden-call", "scope", "superseded-value", "not-repeated", "authorised", "no-leak")
+from judge.trace.toolkit import Toolkit, header_toolkit
 
 
 class Hit(Struct, frozen=True, gc=False):
@@ -33,38 +33,6 @@ class Hit(Struct, frozen=True, gc=False):
     index: int  # position of the event in the trace
     violated: bool
     detail: str
-
-
-class OkCalls:
-    """The ok calls of the tools one not-repeated pattern names, as that rule asks about them: the
-    latest turn of any, and per idempotency argument the latest turn of each value it had."""
-
-    __slots__ = ("last_turn", "by_value", "unhashable")
-
-    def __init__(self, args: Iterable[str]) -> None:
-        self.last_turn = -1
-        self.by_value: dict[str, dict[Any, int]] = {arg: {} for arg in args}
-        self.unhashable: list[tuple[int, str, Any]] = []
-
-    def add(self, turn: int, args: dict) -> None:
-        self.last_turn = max(self.last_turn, turn)
-        for arg, seen in self.by_value.items():
-            value = args.get(arg)
-            if value is None:
-                continue
-            try:
-                seen[value] = max(turn, seen.get(value, -1))
-            except TypeError:  # a list or an object: compared one by one
-                self.unhashable.append((turn, arg, value))
-
-    def has(self, since: int, arg: str, value: Any) -> bool:
-        """Did a call after turn `since` carry `value` as `arg` (`==`, as the rule compares)?"""
-        try:
-            if self.by_value.get(arg, {}).get(value, -1) > since:
-                return True
-        except TypeError:
-            pass
-        return any(t > since and a == arg and v == value for t, a, v in self.unhashable)
 
 
 def rule_ids(rules: Iterable[Rule]) -> list[str]:
@@ -81,40 +49,53 @@ def rule_ids(rules: Iterable[Rule]) -> list[str]:
 
 @dataclass
 class RunState:
-    """What the rules need to remember about the run so far (small: per tool and per key)."""
+    """What the run has shown every rule so far (small: per call and per tool)."""
 
     call_tool: CallTable = field(default_factory=CallTable)  # call id -> tool, two bytes a numbered id
-    call_args: dict[str, dict] = field(default_factory=dict)
     last_tool_called: str | None = None
     last_status_by_tool: dict[str, str] = field(default_factory=dict)
-    ok_calls: dict[str, OkCalls] = field(default_factory=dict)  # per not-repeated tool pattern
+
+
+def _session_ended(history: Any, turn: int) -> bool:
+    """Whether a key stopped guarding at this turn only because its session ended (not revoked)."""
+    ends = history.ends_at
+    return ends is not None and turn >= ends and (history.revoked_at is None or history.revoked_at > ends)
+
+
+Entry = tuple[str, Any, Callable[..., Any], Any]  # (rule id, rule, its check, its per-run state)
 
 
 class RuleSet:
-    """Runs every rule of a scenario over a stream of events."""
+    """Runs every rule of a scenario over a stream of events (the RuleContext of the checks)."""
 
-    def __init__(self, ledger: ExpectedLedger) -> None:
+    def __init__(self, ledger: ExpectedLedger, *, toolkit: Toolkit | None = None) -> None:
         self.ledger = ledger
+        self.given_toolkit = toolkit
+        self.toolkit = toolkit  # --tools, else the run header's `tools` (read_header); None: unknown
+        self.header_session: tuple[str, int, int | None] | None = None  # (id, first turn, next session's)
+        self.outside_session: list = []  # [events outside the header's session, first such event id]
         self.rules = list(ledger.scenario.rules)
         self.ids = rule_ids(self.rules)
         self.state = RunState()
-        self.scratch: dict = {}  # per-rule memory of the rules in judge.checks.authority and .leaks
-        self.leak_rules = [rule for rule in self.rules if rule.check == "no-leak"]
+        registered = specs()
+        self.specs: list[RuleSpec[Any]] = [registered[rule.check] for rule in self.rules]
+        # Each rule's own memory of the run (typed by its kind: judge.checks.kinds), by position.
+        self.states: list[Any] = [spec.new_state(rule) if spec.new_state else None
+                                  for spec, rule in zip(self.specs, self.rules)]
+        self._index = {rid: i for i, rid in enumerate(self.ids)}
         self.by_key: dict[str, list[tuple[str, Rule]]] = {}
-        self.by_kind: dict[str, list[tuple[str, Rule]]] = {kind: [] for kind in _KINDS_SEEN}
-        for rid, rule in zip(self.ids, self.rules):
+        self.by_kind: dict[str, list[tuple[str, Rule]]] = {}
+        self._remembering: dict[str, list[Entry]] = {}
+        self._raw: list[tuple[Any, Any, Any]] = []  # (rule, its raw scan, its state)
+        for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states):
             self.by_key.setdefault(rule.key, []).append((rid, rule))
-            for kind, checks in _KINDS_SEEN.items():
-                if rule.check in checks:
-                    self.by_kind[kind].append((rid, rule))
-        # Only the not-repeated rules read the arguments of ok calls: what they ask is kept per tool
-        # pattern as the calls come (judge.checks.rules.OkCalls), never rebuilt per call.
-        repeat = [rule for rule in self.rules if rule.check == "not-repeated"]
-        self._repeat_tools = list(dict.fromkeys(rule.tool for rule in repeat))
-        for pattern in self._repeat_tools:
-            self.state.ok_calls[pattern] = OkCalls(dict.fromkeys(
-                r.idempotency_arg for r in repeat if r.tool == pattern and r.idempotency_arg is not None))
-        self._recorded: dict[str, list[str]] = {}
+            for kind in (spec.reads & frozenset(spec.reads_of(rule))) if spec.reads_of else spec.reads:
+                self.by_kind.setdefault(kind, []).append((rid, rule))
+            if spec.remember is not None:
+                for kind in spec.remembers:
+                    self._remembering.setdefault(kind, []).append((rid, rule, spec.remember, state))
+            if spec.raw_scan is not None:
+                self._raw.append((rule, spec.raw_scan, state))
         # Which rules guard at a turn, and a key's superseded versions and current value at a turn,
         # depend on the turn only through comparisons with the turns the fixture names (source
         # turns of entries, turns of deltas): between two such turns (t and t + 1 being the places
@@ -125,15 +106,49 @@ class RuleSet:
         self._bounds = sorted({0, *named, *(t + 1 for t in named)})
         self._turn: int | None = None
         self._segment = (0, -1)  # [lo, hi) of the turns the cached answers hold for
-        self._active: dict[str, list[tuple[str, Rule, Any]]] = {}
-        self._for_tool: dict[str, list[tuple[str, Rule, Any]]] = {}
-        self._for_key: dict[str, list[tuple[str, Rule, Any]]] = {}
+        self._active: dict[str, list[Entry]] = {}
+        self._for_tool: dict[str, list[Entry]] = {}
+        self._for_key: dict[str, list[Entry]] = {}
         self._superseded: dict[str, list] = {}
         self._current: dict[str, Any] = {}
         self._carriers: dict[int, tuple[Any, Carrier]] = {}
-        self._early: dict[str, list[tuple[str, Rule]]] = {}  # per kind: rules whose key is not stated yet
+        # Per kind: the rules whose key is not stated yet, or whose session ended, each with where
+        # it counts the events it would have checked (`unchecked`, `after_session`).
+        self._skipping: dict[str, list[tuple[str, Rule, dict[str, list]]]] = {}
         self.unchecked: dict[str, list] = {}  # rule id -> [events it skipped, first such event id]
+        self.after_session: dict[str, list] = {}  # rule id -> [events after its key's session, first id]
         self._own_calls = True
+
+    def state_of(self, rule_id: str) -> Any:
+        """The per-run state of one rule (None for a kind without one)."""
+        return self.states[self._index[rule_id]]
+
+    def spec_of(self, rule_id: str) -> RuleSpec[Any]:
+        """The spec of one rule's kind."""
+        return self.specs[self._index[rule_id]]
+
+    def raw_hook(self) -> Callable[[dict[str, Any]], None] | None:
+        """A hook for the trace reader that shows each record, before redaction, to the rules that
+        read raw records (a leaked e-mail is redacted before any rule sees the event); None: none do."""
+        if not self._raw:
+            return None
+        raw = self._raw
+
+        def hook(record: dict[str, Any]) -> None:
+            for rule, scan, state in raw:
+                scan(rule, record, state)
+        return hook
+
+    def read_header(self, header: RunHeader) -> None:
+        """What the rules take from the run header: its `tools` (when no --tools toolkit was given)
+        and the session it names (events outside that session's turns are a warning)."""
+        if self.given_toolkit is None:
+            self.toolkit = header_toolkit(header)
+        sessions = sorted(self.ledger.scenario.sessions, key=lambda s: s.first_turn)
+        for i, session in enumerate(sessions):
+            if session.id == header.session:
+                following = sessions[i + 1].first_turn if i + 1 < len(sessions) else None
+                self.header_session = (session.id, session.first_turn, following)
 
     def share_calls(self, calls: CallTable) -> None:
         """Read call id -> tool from the trace reader's table, which records every call before the
@@ -154,12 +169,20 @@ class RuleSet:
         self._for_tool = {}
         self._for_key = {}
         history = self.ledger.history
-        self._active = {kind: [(rid, rule, _CHECKERS[rule.check]) for rid, rule in rules
-                               if history(rule.key).is_active(turn)]
+        entry = self._entry
+        self._active = {kind: [entry(rid, rule) for rid, rule in rules if history(rule.key).is_active(turn)]
                         for kind, rules in self.by_kind.items()}
-        self._early = {kind: [(rid, rule) for rid, rule in self.by_kind[kind]
-                              if rule.check != "no-leak" and turn < history(rule.key).introduced]
-                       for kind in ("tool-call", "state-write")}
+        self._skipping = {}
+        for kind in ("tool-call", "state-write"):
+            skipping = [(rid, rule, self.unchecked if turn < history(rule.key).introduced else self.after_session)
+                        for rid, rule in self.by_kind.get(kind, ()) if self.spec_of(rid).warns_early
+                        and (turn < history(rule.key).introduced or _session_ended(history(rule.key), turn))]
+            if skipping:
+                self._skipping[kind] = skipping
+
+    def _entry(self, rid: str, rule: Any) -> Entry:
+        i = self._index[rid]
+        return rid, rule, self.specs[i].check_event, self.states[i]
 
     def superseded_at(self, key: str, turn: int) -> list:
         """`ledger.history(key).superseded_at(turn)`, worked out once per segment of turns."""
@@ -185,16 +208,19 @@ class RuleSet:
             entry = self._carriers[id(version)] = (version, Carrier(version.value))
         return entry[1](actual)
 
-    def _applicable(self, event: Event) -> list[tuple[str, Rule, Any]]:
-        """The active rules that can answer this event (see `_KINDS_SEEN`), remembered per tool
-        name and per written key until the segment of turns changes."""
+    def _applicable(self, event: Any) -> list[Entry]:
+        """The active rules that can answer this event (their spec `reads` its kind): for a
+        tool-call only those whose `tool` glob matches (when their spec filters `by_tool`), for a
+        state-write only those of the written key (`by_key`); remembered per tool name and per
+        written key until the segment of turns changes."""
         kind = event.kind
         if kind == "tool-call":
             tool = event.tool
             rules = self._for_tool.get(tool)
             if rules is None:
                 rules = [r for r in self._active.get(kind, ())
-                         if getattr(r[1], "tool", None) is None or tool_is(tool, r[1].tool)]
+                         if not self.spec_of(r[0]).by_tool or getattr(r[1], "tool", None) is None
+                         or tool_is(tool, r[1].tool)]
                 if len(self._for_tool) < 4096:
                     self._for_tool[tool] = rules
             return rules
@@ -202,13 +228,14 @@ class RuleSet:
             key = event.key
             rules = self._for_key.get(key)
             if rules is None:
-                rules = [r for r in self._active.get(kind, ()) if r[1].key == key]
+                rules = [r for r in self._active.get(kind, ()) if not self.spec_of(r[0]).by_key or r[1].key == key]
                 if len(self._for_key) < 4096:
                     self._for_key[key] = rules
             return rules
         return self._active.get(kind, [])
 
-    def observe(self, event: Event, index: int) -> list[Hit]:
+    def observe(self, event: Any, index: int) -> list[Hit]:
+        """The hits of every active rule on one event (then the rules' memory of it is updated)."""
         hits: list[Hit] = []
         turn = event.turn
         if turn != self._turn:
@@ -216,93 +243,77 @@ class RuleSet:
         rules = self._applicable(event)
         if rules:
             eid = event.id
-            for rid, rule, checker in rules:
-                result = checker(rule, event, self)
+            for rid, rule, check, state in rules:
+                result = check(rule, event, self, state)
                 if result is not None:
                     hits.append(Hit(rid, rule.check, rule.key, eid, turn, index, result[0], result[1]))
         kind = event.kind
-        if self._early.get(kind):
-            self._note_early(event)
+        skipping = self._skipping.get(kind)
+        if skipping:
+            self._note(event, skipping)
+        if self.header_session is not None:
+            self._note_session(event)
         if kind == "tool-call" or kind == "tool-result":
             self._remember(event, kind)
+        remembering = self._remembering.get(kind)
+        if remembering:
+            for _, rule, remember, state in remembering:
+                remember(rule, event, self, state)
         return hits
 
-    def _note_early(self, event: Event) -> None:
-        """Count the events a rule would have checked had its key been stated already."""
-        for rid, rule in self._early[event.kind]:
+    @staticmethod
+    def _note(event: Any, rules: list[tuple[str, Rule, dict[str, list]]]) -> None:
+        """Count the events a rule would have checked had its key been active (stated already, or
+        its session not ended)."""
+        for rid, rule, into in rules:
             tool = getattr(rule, "tool", None)
             if (event.kind == "tool-call" and tool is not None and tool_is(event.tool, tool)) or \
                     (event.kind == "state-write" and event.key == rule.key):
-                seen = self.unchecked.setdefault(rid, [0, event.id])
+                seen = into.setdefault(rid, [0, event.id])
                 seen[0] += 1
 
+    def _note_session(self, event: Any) -> None:
+        _, first, following = self.header_session  # type: ignore[misc]
+        if event.turn < first or (following is not None and event.turn >= following):
+            seen = self.outside_session or [0, event.id, event.turn]
+            seen[0] += 1
+            self.outside_session = seen
+
     def unchecked_warnings(self) -> list[str]:
-        """One line per rule that skipped events because they came before its key's source turn."""
+        """One line per rule that skipped events because they came before its key's source turn or
+        after its key's session ended, and one when events fall outside the session the run header
+        names (what each rule could not judge itself is `rule_notes`)."""
         by_id = dict(zip(self.ids, self.rules))
-        return [f"rule {rid} guards {by_id[rid].key!r} from turn {self.ledger.history(by_id[rid].key).introduced}: "
-                f"{count} earlier event(s) it applies to were not checked (first {first})"
-                for rid, (count, first) in self.unchecked.items()]
+        history = self.ledger.history
+        lines = [f"rule {rid} guards {by_id[rid].key!r} from turn {history(by_id[rid].key).introduced}: "
+                 f"{count} earlier event(s) it applies to were not checked (first {first})"
+                 for rid, (count, first) in self.unchecked.items()]
+        lines += [f"rule {rid} guards {by_id[rid].key!r} only until turn {history(by_id[rid].key).ends_at} "
+                  f"(`session` persistence: the next session starts there): {count} later event(s) it applies to "
+                  f"were not checked (first {first}); `persistence: task` guards every session"
+                  for rid, (count, first) in self.after_session.items()]
+        if self.outside_session and self.header_session is not None:
+            count, first, turn = self.outside_session
+            sid, start, following = self.header_session
+            span = f"turns {start}-{following - 1}" if following is not None else f"turns from {start}"
+            lines.append(f"the run header names session {sid!r} ({span}), but {count} event(s) fall outside it "
+                         f"(first {first}, turn {turn}): turns count on across sessions, and the rules guard "
+                         "by the turn each event carries")
+        return lines
 
-    def ok_calls_since(self, pattern: str, since: int) -> bool:
-        """Did a tool `pattern` names (a not-repeated rule's) return ok after turn `since`?"""
-        return self.state.ok_calls[pattern].last_turn > since
+    def rule_notes(self) -> list[str]:
+        """The run's warnings of each rule's own notes (its spec's `notes`, read from its state)."""
+        return [f"rule {rid}: {line}" for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states)
+                if spec.notes is not None for line in spec.notes(rule, state)]
 
-    def ok_call_with(self, pattern: str, since: int, arg: str, value: Any) -> bool:
-        """Did such a call after turn `since` carry `value` as its argument `arg`?"""
-        return self.state.ok_calls[pattern].has(since, arg, value)
-
-    def _remember(self, event: Event, kind: str) -> None:
+    def _remember(self, event: Any, kind: str) -> None:
         s = self.state
         if kind == "tool-call":
             tool = event.tool
             if self._own_calls:
                 s.call_tool[event.call_id] = tool
-            if self._records(tool):
-                s.call_args[event.call_id] = event.args
             s.last_tool_called = tool
             s.last_status_by_tool.pop(tool, None)  # a new call: its own result is now pending
         else:
             tool = s.call_tool.get(event.call_id, event.tool or "")
             s.last_status_by_tool[tool] = event.status
-            args = s.call_args.pop(event.call_id, None)
-            if event.status == "ok":
-                for pattern in self._records(tool):
-                    s.ok_calls[pattern].add(event.turn, args or {})
-
-    def _records(self, tool: str) -> list[str]:
-        """The not-repeated tool patterns this tool matches (its ok calls' arguments are kept)."""
-        known = self._recorded.get(tool)
-        if known is None:
-            known = [p for p in self._repeat_tools if tool_is(tool, p)]
-            if len(self._recorded) < 4096:
-                self._recorded[tool] = known
-        return known
-
-
-# Which checks can fire on which event kind (the others are skipped without a call). Every check
-# below also answers nothing for a tool-call of a tool other than the one its rule names (when it
-# names one), nor for a state-write of a key other than its rule's: `RuleSet._applicable` skips
-# those rules without a call too. A new check must keep to that, or change `_applicable`.
-_KINDS_SEEN = {
-    "tool-call": ("forbidden-call", "scope", "superseded-value", "not-repeated", "authorised", "no-leak",
-                  "expected-call"),
-    "state-write": ("superseded-value", "claimed-complete"),
-    "summary": ("summary-phrases", "no-leak"),
-    "user": ("authorised",),
-    "assistant": ("no-leak",),
-    "tool-result": ("effect", "expected-call"),
-    "snapshot": ("effect",),
-}
-
-_CHECKERS = {
-    "forbidden-call": checkers.forbidden_call,
-    "scope": checkers.scope,
-    "superseded-value": checkers.superseded_value,
-    "not-repeated": checkers.not_repeated,
-    "claimed-complete": checkers.claimed_complete,
-    "summary-phrases": checkers.summary_phrases,
-    "authorised": authority.authorised,
-    "effect": authority.effect,
-    "no-leak": leaks.no_leak,
-    "expected-call": authority.expected_call,
-}

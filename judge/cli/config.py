@@ -1,5 +1,5 @@
-"""`judge config show | check`: the configuration in effect and where each value comes from; every
-configured judge built (no model called) and checked.
+"""`judge config show | check | backends`: the configuration in effect and where each value comes
+from; every configured judge built (no model called) and checked; the registered judge backends.
 
 Exit codes: `show` 0; `check` 0 when every judge can grade, 2 when one cannot (a bad table, an
 unknown or edited prompt, an unset API key variable, a stale calibration where `stale = "error"`).
@@ -48,10 +48,31 @@ def check_cmd(config: Optional[Path] = typer.Option(None, "--config", metavar="F
     raise typer.Exit(0 if all(c.ok for c in checks) else 2)
 
 
+@user_errors
+def backends_cmd(as_json: bool = typer.Option(False, "--json", help="Print the backends as JSON.")) -> None:
+    """List the judge backends a `[tool.judge.judges.NAME]` table may name (`backend = "..."`): the
+    built-in ones and plug-ins of the `judge.backends` entry-point group, with what each can do."""
+    from judge.config import BACKENDS
+    from judge.render import style
+
+    rows = [{"backend": name, "origin": BACKENDS.origin(name), "audits_while_grading": spec.audits_while_grading,
+             "prompted": spec.prompted, "description": spec.description} for name, spec in BACKENDS.specs().items()]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = style.table("backend", "origin", "can also", note="what it is")
+    for row in rows:
+        also = ", ".join(filter(None, ["audit summaries while grading" if row["audits_while_grading"] else "",
+                                       "audit summaries, draft scenarios" if row["prompted"] else ""])) or "-"
+        table.add_row(*(style.cell(c) for c in (row["backend"], row["origin"], also, row["description"])))
+    style.render(console(), table)
+
+
 def register(app: typer.Typer) -> None:
     """Add the `config` sub-app to the `judge` typer app."""
-    sub = typer.Typer(help="The [tool.judge] configuration: show what is in effect, check every judge.",
-                      no_args_is_help=True)
+    sub = typer.Typer(help="The [tool.judge] configuration: show what is in effect, check every judge, list "
+                           "the judge backends.", no_args_is_help=True)
     sub.command("show", epilog="Example: judge config show --config judge.toml")(show_cmd)
     sub.command("check", epilog="Example: judge config check")(check_cmd)
+    sub.command("backends", epilog="Example: judge config backends")(backends_cmd)
     app.add_typer(sub, name="config")

@@ -24,10 +24,14 @@ HELP_OPTIONS = ["-h", "--help"]
 EXAMPLE_HEADING = "Example:"
 
 EXAMPLES: dict[str, list[str]] = {
-    "grade": ["judge grade docs/tour/scenario.yaml docs/tour/drift.jsonl --judge none --html run.html"],
-    "lint": ["judge lint examples/travel-booking/scenario.yaml examples/travel-booking/drift.jsonl"],
+    "grade": ["judge grade docs/tour/scenario.yaml docs/tour/drift.jsonl --judge none --html run.html",
+              "judge grade docs/toolkit/scenario.yaml docs/toolkit/drift.jsonl --tools docs/toolkit/tools.json "
+              "--judge none"],
+    "lint": ["judge lint examples/travel-booking/scenario.yaml examples/travel-booking/drift.jsonl",
+             "judge lint docs/toolkit/typo.yaml --tools docs/toolkit/tools.json"],
     "ledger": ["judge ledger docs/tour/scenario.yaml --turn 2"],
     "schema": ["judge schema scenario"],
+    "rules": ["judge rules", "judge rules --markdown"],
     "draft": ["judge draft docs/tour/drift.jsonl -o scenario.yaml"],
     "calibrate": ["judge calibrate --labels labels --verdicts calibration/records/local.verdicts.jsonl "
                   "--name local --out out/records"],
@@ -36,7 +40,8 @@ EXAMPLES: dict[str, list[str]] = {
                  "--unlabeled unlabeled.verdicts.jsonl"],
     "agreement": ["judge agreement --verdicts run1.verdicts.jsonl --verdicts run2.verdicts.jsonl"],
     "serve": ["judge serve --reports out/reports --labels out/review.jsonl"],
-    "suite": ["judge suite examples/suite/suite.yaml --suite nightly --judge none --html suite.html"],
+    "suite": ["judge suite examples/suite/suite.yaml --suite nightly --judge none --html suite.html",
+              "judge suite docs/toolkit/suite.yaml --tools docs/toolkit/tools.json --judge none"],
     "slice": ["judge slice report.json --run checkout-firefox-r06 -o slice/"],
     "view": ["judge view --open", "judge view out/reports"],
     "audit-summary": ["judge audit-summary examples/account-twice/scenario.yaml "
@@ -48,9 +53,6 @@ EXAMPLES: dict[str, list[str]] = {
     "prompts show": ["judge prompts show goal-fidelity@1"],
     "prompts check": ["judge prompts check"],
     "prompts lock": ["judge prompts lock"],
-    "import otel": ["judge import otel spans.json -o run.jsonl --scenario checkout-firefox"],
-    "import openai": ["judge import openai docs/tour/chat.json -o run.jsonl"],
-    "import who-and-when": ["judge import who-and-when Who_and_When/ -o traces/"],
 }
 
 # Placeholders by option name, where the type alone says too little.

@@ -1,4 +1,4 @@
-"""`judge import otel|openai|who-and-when`: thin commands over the importers in judge.trace.
+"""`judge import NAME`: thin commands over the registered importers (judge.trace.importers, plug-ins).
 
 Each prints the runs written and the event counts by kind (and what was skipped); bad input is one
 line on stderr and exit 2.
@@ -35,70 +35,41 @@ def _report(summary, folder: Path, json_out: bool) -> None:
     style.render(out, table)
 
 
-_TURNS_HELP = ("Turn rule: `user` (a new turn at each user message) or `step` (also at each model "
-               "call that follows a tool result).")
+def _command(spec):
+    """A typer command for one importer spec: SOURCE, -o OUT, the spec's options, --json."""
+    import inspect
 
+    def command(**given) -> None:
+        source, out, json_out = given.pop("source"), given.pop("out"), given.pop("json_out")
+        _report(spec.run(source, out, **given), out, json_out)
 
-@user_errors
-def otel_cmd(
-    file: Path = typer.Argument(..., help="OTLP JSON: the collector's file exporter (JSONL) or an SDK export."),
-    out: Path = typer.Option(..., "-o", "--out", help="Trace file (e.g. run.jsonl); a folder (one that "
-                             "exists, or a name without a suffix) for one trace per trace id."),
-    scenario: Optional[str] = typer.Option(None, "--scenario", help="Scenario id for the run header "
-                                           "(default: the `judge.scenario` resource attribute)."),
-    run_id: Optional[str] = typer.Option(None, "--run-id", help="Run id (default: gen_ai.conversation.id, else the trace id)."),
-    trace_id: Optional[str] = typer.Option(None, "--trace-id", help="Import only this trace."),
-    turns: str = typer.Option("user", "--turns", help=_TURNS_HELP),
-    whole: bool = typer.Option(False, "--whole", help="Read the whole file before closing any trace "
-                               "(for exports whose spans arrive after their root span)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-) -> None:
-    """Import OpenTelemetry GenAI spans (invoke_agent, chat, execute_tool) as a trace."""
-    from judge.trace.otel import import_otel
-
-    summary = import_otel(file, out, scenario=scenario, run_id=run_id, turns=turns, whole=whole,
-                          trace_id=trace_id)
-    _report(summary, out, json_out)
-
-
-@user_errors
-def openai_cmd(
-    file: Path = typer.Argument(..., help="Chat-completions messages (one run), or a JSON list / "
-                                "JSONL of runs (e.g. tau-bench trajectories)."),
-    out: Path = typer.Option(..., "-o", "--out", help="Trace file for one run; a folder for many."),
-    scenario: Optional[str] = typer.Option(None, "--scenario", help="Scenario id; may hold {task_id}, "
-                                           "{trial}, {run_id}, {index}, {stem} (default: the run's own, "
-                                           "else task-<task_id>, else the file name)."),
-    turns: str = typer.Option("user", "--turns", help=_TURNS_HELP),
-    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-) -> None:
-    """Import OpenAI chat-completions message lists (tool_calls, tool role) as traces."""
-    from judge.trace.openai_import import import_openai
-
-    summary = import_openai(file, out, scenario=scenario, turns=turns)
-    _report(summary, out, json_out)
-
-
-@user_errors
-def who_and_when_cmd(
-    src: Path = typer.Argument(..., help="The Who&When folder (Hand-Crafted/, Algorithm-Generated/) or one log."),
-    out: Path = typer.Option(..., "-o", "--out", help="Output folder: <subset>/<n>.jsonl per log."),
-    scenario: Optional[str] = typer.Option(None, "--scenario", help="Scenario id template: {subset}, "
-                                           "{stem}, {run_id}, {question_id} (default ww-<subset>-<n>)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-) -> None:
-    """Import Who&When multi-agent logs; the human labels go to the run header's metadata."""
-    from judge.trace.who_and_when import import_who_and_when
-
-    summary = import_who_and_when(src, out, scenario=scenario)
-    _report(summary, out, json_out)
+    params = [inspect.Parameter("source", inspect.Parameter.KEYWORD_ONLY, annotation=spec.source_type,
+                                default=typer.Argument(..., help=spec.source_help, metavar=spec.source_metavar)),
+              inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, annotation=Path,
+                                default=typer.Option(..., "-o", "--out", help=spec.out_help))]
+    for option in spec.options:
+        kind = Optional[option.type] if option.default is None and option.type is not bool else option.type
+        params.append(inspect.Parameter(option.param, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
+                                        default=typer.Option(option.default, *option.flags, help=option.help)))
+    params.append(inspect.Parameter("json_out", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
+                                    default=typer.Option(False, "--json", help="Print the summary as JSON.")))
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    command.__doc__ = spec.help
+    command.__name__ = f"import_{spec.name.replace('-', '_')}"
+    return user_errors(command)
 
 
 def register(app: typer.Typer) -> None:
-    """Add the `import` sub-app to the main CLI."""
-    sub = typer.Typer(help="Import traces: OpenTelemetry GenAI spans, OpenAI messages, Who&When logs.",
+    """Add the `import` sub-app to the main CLI: one sub-command per registered importer
+    (judge.trace.importers and the `judge.importers` entry points), its example as its epilog."""
+    from judge.cli.help import EXAMPLE_HEADING
+    from judge.trace.import_spec import IMPORTERS
+
+    specs = IMPORTERS.specs()
+    sub = typer.Typer(help="Import traces: " + ", ".join(spec.short for spec in specs.values()) + ".",
                       no_args_is_help=True)
-    sub.command("otel")(otel_cmd)
-    sub.command("openai")(openai_cmd)
-    sub.command("who-and-when")(who_and_when_cmd)
+    for name, spec in specs.items():
+        epilog = f"{EXAMPLE_HEADING} " + " ; ".join(spec.examples) if spec.examples else None
+        sub.command(name, epilog=epilog)(_command(spec))
     app.add_typer(sub, name="import")

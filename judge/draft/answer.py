@@ -12,14 +12,18 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator, model_validator
 
+from judge.checks import spec_for, specs
 from judge.errors import with_article
 
 ENTRY_CLASSES = ("goal", "constraint", "permission", "fact", "completion", "uncertainty")
 SENSITIVITIES = ("normal", "costly", "safety-critical")
 DELTA_OPS = ("set", "revoke", "complete")
-RULE_CHECKS = ("forbidden-call", "scope", "superseded-value", "authorised", "claimed-complete", "not-repeated")
-NEEDS_TOOL = ("forbidden-call", "scope", "authorised", "not-repeated")
 KEY_PATTERN = r"^[a-z][a-z0-9_]{0,59}$"
+
+
+def specs_drafted() -> dict:
+    """The specs of the rule kinds a draft may propose (each kind's DraftSpec), in registry order."""
+    return {check: spec for check, spec in specs().items() if spec.draft is not None}
 
 
 def normalise(text: str) -> str:
@@ -46,10 +50,11 @@ class _RuleBase(_Cited):
     @model_validator(mode="after")
     def _fields_of_the_check(self) -> _RuleBase:
         check = self.check
-        if check in NEEDS_TOOL and self.tool is None:
+        draft = spec_for(check).draft
+        if draft is not None and draft.needs_tool and self.tool is None:
             raise ValueError(f"{with_article(check)} rule needs `tool`")
-        if check == "scope" and (not self.arg or not self.values):
-            raise ValueError("a scope rule needs `arg` and the allowed `values`")
+        if draft is not None and draft.needs_arg_and_values and (not self.arg or not self.values):
+            raise ValueError(f"{with_article(check)} rule needs `arg` and the allowed `values`")
         return self
 
 
@@ -83,11 +88,11 @@ def _answer_model(ids: tuple[str, ...], tools: tuple[str, ...], digest: str) -> 
     delta = create_model(f"Delta_{digest}", __base__=_Cited, op=(_literal(DELTA_OPS), ...), key=key,
                          value=(Optional[str], Field(default=None, description="the new value of a set")),
                          evidence_event=evidence, quote=quote)
-    rule = create_model(f"Rule_{digest}", __base__=_RuleBase, check=(_literal(RULE_CHECKS), ...), key=key,
+    drafted = specs_drafted()
+    values_help = "; ".join(spec.draft.values_help for spec in drafted.values() if spec.draft.values_help)
+    rule = create_model(f"Rule_{digest}", __base__=_RuleBase, check=(_literal(tuple(drafted)), ...), key=key,
                         tool=tool, arg=(Optional[str], Field(default=None)),
-                        values=(list[str], Field(default_factory=list, max_length=20,
-                                                 description="forbidden-call: the arg's value; scope: allowed "
-                                                             "values; authorised: confirm phrases")),
+                        values=(list[str], Field(default_factory=list, max_length=20, description=values_help)),
                         evidence_event=evidence, quote=quote)
     model = create_model(f"LedgerDraft_{digest}", __base__=_Closed,
                          entries=(list[entry], Field(default_factory=list, max_length=60)),  # type: ignore[valid-type]

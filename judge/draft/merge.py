@@ -17,12 +17,11 @@ from pydantic import TypeAdapter, ValidationError
 
 from judge.draft.items import DeltaItem, Draft, Entry, Evidence, RuleItem
 from judge.draft.lexicon import content_words
-from judge.draft.rules import CONFIRM_PHRASES
+from judge.checks import spec_for
 from judge.draft.source import Conversation
 from judge.errors import with_article
 from judge.model import Rule
 
-_RULE = TypeAdapter(Rule)
 _TOOL_GRANTS = ("goal", "constraint", "permission")
 
 
@@ -97,20 +96,18 @@ def _deltas(draft: Draft, proposals: list[Any], evidence_of) -> None:
 
 
 def _rule_data(p: Any) -> dict[str, Any]:
+    """A proposal's fields as a rule of its kind (the kind's DraftSpec says how)."""
     data: dict[str, Any] = {"check": p.check, "key": p.key}
     if p.tool:
         data["tool"] = p.tool
-    if p.check == "forbidden-call" and p.arg and p.values:
-        data["args"] = {p.arg: p.values[0]}
-    elif p.check == "scope":
-        data.update(arg=p.arg, allow=list(p.values))
-    elif p.check == "superseded-value" and p.arg:
-        data["arg"] = p.arg
-    elif p.check == "authorised":
-        data["confirm"] = list(p.values) or list(CONFIRM_PHRASES)
-    elif p.check == "not-repeated" and p.arg:
-        data["idempotency_arg"] = p.arg
+    draft = spec_for(p.check).draft
+    if draft is not None:
+        data.update(draft.fields(p.arg, list(p.values)))
     return data
+
+
+def _rule_adapter() -> TypeAdapter:
+    return TypeAdapter(Rule)  # built when used: its union is the registered rule kinds
 
 
 def _rules(draft: Draft, proposals: list[Any], evidence_of, conv: Conversation) -> None:
@@ -118,7 +115,7 @@ def _rules(draft: Draft, proposals: list[Any], evidence_of, conv: Conversation) 
         evidence = evidence_of(p)
         data = _rule_data(p)
         try:
-            _RULE.validate_python(data)
+            _rule_adapter().validate_python(data)
         except ValidationError as exc:
             draft.notes.append(f"the model's {p.check} rule on {p.key!r} is not a valid rule "
                                f"({exc.errors()[0]['msg']}): not added")

@@ -16,13 +16,13 @@ A forbidden action no known tool performs gets no rule and a review note saying 
 
 from __future__ import annotations
 
+from judge.checks.kinds.authorised import CONFIRM_PHRASES
 from judge.draft.items import Draft, Entry, RuleItem
 from judge.draft.source import ToolInfo
 from judge.draft.tools import arg_for, args_of_kind, idempotency_arg, tools_doing
 
 MAX_ARG_RULES = 4
 _LISTABLE = ("path", "id", "code", "quoted", "url")  # kinds an allow-list holds (not amounts or dates)
-CONFIRM_PHRASES = ["yes", "confirm", "confirmed", "go ahead", "approved", "proceed"]
 
 
 def _glob_escape(value: str) -> str:
@@ -64,13 +64,16 @@ def forbidding(entry: Entry, tools: dict[str, ToolInfo]) -> list[RuleItem]:
             entry.note(f'no tool in the trace or --tools does "{verb}": no rule guards it (name the tool in a '
                        f"forbidden-call rule)")
         for name in names:
-            out += _tool_rules(entry, tools, name, "authorised" if entry.mode == "confirm" else "forbidden-call")
+            out += _tool_rules(entry, tools, name, confirm=entry.mode == "confirm")
     return out
 
 
-def _tool_rules(entry: Entry, tools: dict[str, ToolInfo], name: str, check: str) -> list[RuleItem]:
-    if check == "authorised":
-        return [_rule(entry, tools, {"check": check, "tool": name, "confirm": list(CONFIRM_PHRASES)}, [name])]
+def _tool_rules(entry: Entry, tools: dict[str, ToolInfo], name: str, *, confirm: bool) -> list[RuleItem]:
+    """A confirm-before entry: an `authorised` rule on the tool; a prohibition: `forbidden-call`
+    rules, with an argument matcher per value the entry names."""
+    if confirm:
+        return [_rule(entry, tools, {"check": "authorised", "tool": name, "confirm": list(CONFIRM_PHRASES)}, [name])]
+    check = "forbidden-call"
     info = tools[name]
     placed = [v for v in entry.values if entry.kinds.get(v) != "environment"]
     if not placed:

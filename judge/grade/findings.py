@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from judge.checks import PROHIBITIONS, RuleSet
-from judge.checks.authority import expected_call_state
+from judge.checks import RuleSet
 from judge.grade.merge import merge_key
 from judge.grade.windows import Window
 from judge.ledger import ExpectedLedger
@@ -22,7 +21,13 @@ def window_keys(window: Window, ledger: ExpectedLedger, rules: RuleSet) -> list[
 
 
 def deterministic_finding(key: str, window: Window, ledger: ExpectedLedger, rules: RuleSet) -> Finding | None:
-    """The rules' verdict on one key for one window, or None when no rule guards the key."""
+    """The rules' verdict on one key for one window, or None when no rule guards the key.
+
+    A rule rules only on what it saw: a violation, a compliant exercise (its last hit), or a verdict
+    from what it remembered at the checkpoint (an expected call never made). A rule that saw no
+    matching event in the window leaves its key `not-exercised`, with no source: nothing decided it,
+    and a judge's verdict on the key is kept (judge.grade.merge). A forbidden call that never came is
+    not evidence that the rule was looked at: a typo in its tool name would uphold it for ever."""
     guarding = rules.by_key.get(key, [])
     hits = [x for x in window.hits if x.key == key]
     if not guarding and not hits:
@@ -35,43 +40,32 @@ def deterministic_finding(key: str, window: Window, ledger: ExpectedLedger, rule
         return Finding(**base, verdict="violated", evidence_event=first.event, turn=first.turn,
                        rule=first.rule, detail=first.detail)
     turn = window.checkpoint.after_turn
-    missing = _expected_call_missing(key, window, rules)
-    if missing is not None and not bad:
-        return Finding(**base, **missing)
-    if hits:
+    said = _checkpoint_verdict(key, window, rules)
+    if said is not None and said["verdict"] == "violated":
+        return Finding(**base, **said)
+    if hits:  # a compliant exercise outweighs another rule's "could not judge"
         last = hits[-1]
         return Finding(**base, verdict="upheld", evidence_event=last.event, turn=last.turn,
                        rule=last.rule, detail=last.detail)
-    standing = [rid for rid, rule in guarding if rule.check in PROHIBITIONS and
-                (rule.check != "superseded-value" or h.superseded_at(turn))]
-    if standing and window.n_events and h.is_active(turn):
-        return Finding(**base, verdict="upheld", rule=standing[0], turn=turn,
-                       detail="no event in the window broke the rule")
+    if said is not None:
+        return Finding(**{**base, "source": None if said["verdict"] == "not-exercised" else "deterministic"}, **said)
     detail = "key revoked" if h.revoked_at is not None and turn >= h.revoked_at else \
-        "no event in the window exercised the rule"
-    return Finding(**base, verdict="not-exercised", rule=guarding[0][0], turn=turn, detail=detail)
+        "no event in the window exercised the rule" if window.n_events else "no event in the window"
+    return Finding(**{**base, "source": None}, verdict="not-exercised", rule=guarding[0][0], turn=turn,
+                   detail=detail)
 
 
-def _expected_call_missing(key: str, window: Window, rules: RuleSet) -> dict | None:
-    """An expected call not made by a checkpoint that expects the key completed: a violation, with
-    the last non-matching call of the tool as evidence when there is one."""
-    turn = window.checkpoint.after_turn
-    if key not in window.checkpoint.expect_completed:
-        return None
+def _checkpoint_verdict(key: str, window: Window, rules: RuleSet) -> dict | None:
+    """A verdict a guarding rule gives at the checkpoint from what it remembered (its spec's
+    `at_checkpoint`: an expected call not made by a checkpoint that expects the key completed)."""
     for rid, rule in rules.by_key.get(key, []):
-        if rule.check != "expected-call":
+        at_checkpoint = rules.spec_of(rid).at_checkpoint
+        if at_checkpoint is None:
             continue
-        for state in expected_call_state(rules, key):
-            if state["done_at"] is not None and state["done_at"] <= turn:
-                break
-        else:
-            misses = [m for st in expected_call_state(rules, key) for m in st["misses"] if m[0] <= turn]
-            last = misses[-1] if misses else None
-            detail = f"no ok {rule.tool} call with the expected arguments by turn {turn}"
-            if last is not None:
-                detail += f" ({last[1]}: {last[2]})"
-            return dict(verdict="violated", rule=rid, turn=last[0] if last else turn,
-                        evidence_event=last[1] if last else None, detail=detail)
+        found = at_checkpoint(rule, rules.state_of(rid), window.checkpoint)
+        if found is not None:
+            return dict(verdict=found.verdict, rule=rid, turn=found.turn, evidence_event=found.evidence_event,
+                        detail=found.detail)
     return None
 
 

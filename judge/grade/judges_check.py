@@ -15,6 +15,9 @@ from judge.model import Strict
 
 
 class JudgeCheck(Strict):
+    """What `judge config check` found for one configured judge: whether it can grade, and how far
+    its verdicts would be trusted (calibration record, binding or advisory)."""
+
     name: str
     default: bool = False
     backend: str | None = None
@@ -26,10 +29,12 @@ class JudgeCheck(Strict):
 
     @property
     def ok(self) -> bool:
+        """The judge can grade (no problem found)."""
         return not self.problems
 
 
 def check_judge(name: str, *, config_file: str | Path | None = None, default: bool = False) -> JudgeCheck:
+    """Build the judge `name` as a grade would, calling no model, and say what stops it grading."""
     check = JudgeCheck(name=name, default=default)
     try:
         session = GradeSession.open(name, config_file=config_file)

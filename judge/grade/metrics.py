@@ -32,18 +32,20 @@ def quality_score(findings: list[Finding]) -> float | None:
 
 
 def component_metrics(findings: list[Finding], recovery: dict[str, Recovery], ledger,
-                      rule_checks: dict[str, str]) -> Metrics:
-    def _rule_family(f: Finding) -> str:
-        return rule_checks.get(f.rule or "", "")
+                      rule_families: dict[str, str | None]) -> Metrics:
+    """The component metrics; `rule_families` maps each rule id to its kind's metric family
+    (judge.checks.spec.RuleSpec.family)."""
+    def _rule_family(f: Finding) -> str | None:
+        return rule_families.get(f.rule or "")
 
     has_supersession = {k for k, h in ledger.keys.items() if len(h.versions) > 1}
     return Metrics(
         constraint_retention=_share(f for f in findings if f.class_ in ("constraint", "goal", "permission")),
         supersession_accuracy=_share(f for f in findings if f.key in has_supersession),
         completion_integrity=_share(f for f in findings if f.class_ == "completion"
-                                    or _rule_family(f) in ("claimed-complete", "not-repeated")),
-        scope_fidelity=_share(f for f in findings if _rule_family(f) in ("scope", "forbidden-call")),
+                                    or _rule_family(f) == "completion"),
+        scope_fidelity=_share(f for f in findings if _rule_family(f) == "scope"),
         recovery_coherence=(round(sum(r.recovered for r in recovery.values()) / len(recovery), 4)
                             if recovery else None),
-        handoff_fidelity=_share(f for f in findings if _rule_family(f) == "summary-phrases"),
+        handoff_fidelity=_share(f for f in findings if _rule_family(f) == "handoff"),
     )

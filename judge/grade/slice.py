@@ -40,6 +40,7 @@ class SliceResult:
     note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready values (the body of the `slice.json` that `write_slice` writes)."""
         return {"scenario": str(self.scenario), "trace": str(self.trace), "events": self.events,
                 "context": self.context, "keys": self.keys,
                 "divergence": self.divergence.model_dump(by_alias=True),
@@ -151,8 +152,8 @@ def _scan(trace: Path, ids: set[str], stop_id: str) -> _Scan:
 
 def _context(scan: _Scan, ledger: ExpectedLedger, level: int) -> set[int]:
     """Positions to write. 1: the slice plus the tool calls its results answer; 2: also the earlier
-    ok calls of tools a not-repeated rule guards and the last call before the slice (what the
-    stateful rules remember); 3: everything up to the divergence."""
+    ok calls of the tools stateful rules remember (each kind's `slice_ok_calls_of`: not-repeated's
+    tool) and the last call before the slice; 3: everything up to the divergence."""
     if level >= 3:
         return set(range(scan.stop + 1))
     chosen = set(scan.index.values())
@@ -164,7 +165,10 @@ def _context(scan: _Scan, ledger: ExpectedLedger, level: int) -> set[int]:
     if level >= 2:
         from judge.model.patterns import glob_match as fnmatchcase  # RE2: linear time
 
-        repeat = [r.tool for r in ledger.scenario.rules if r.check == "not-repeated"]
+        from judge.checks import spec_for
+
+        remembered = ((spec_for(r.check).slice_ok_calls_of, r) for r in ledger.scenario.rules)
+        repeat = [tool for keep, r in remembered if keep is not None and (tool := keep(r)) is not None]
         tools = {call_id: tool for call_id, (_, tool) in scan.calls.items()}
         for pos, call_id, status in scan.results:
             if pos < start and status == "ok" and any(fnmatchcase(tools.get(call_id, ""), p) for p in repeat):

@@ -3,8 +3,8 @@ after its turn (judge.summaries.audit). Its findings feed the handoff-fidelity m
 safety-critical entry the summary lost, distorted or revived as obsolete is a violation at the
 summary's event, so it can be the first divergence.
 
-Summaries are audited while grading when the run's judge is the embedding judge: its model is
-already loaded, so the semantic layer runs beside the phrase layer. With `--judge none` (or an LLM
+Summaries are audited while grading when the run's judge backend audits while grading (its spec
+says so: the embedding judge), since its model is already loaded, so the semantic layer runs beside the phrase layer. With `--judge none` (or an LLM
 judge) the phrase layer alone would only repeat the `summary-phrases` rules the grade already
 reports, so no audit is kept: grading stays streaming (a million-event trace can hold tens of
 thousands of summaries) and handoff fidelity comes from those rules. `judge audit-summary` runs
@@ -22,8 +22,11 @@ FAILURES = ("missing", "distorted", "obsolete-as-current", "assumption-promoted"
 
 
 def audits_summaries(judge: Any) -> bool:
-    """Will the grade audit the run's summaries (so it must keep them)?"""
-    return judge is not None and judge.fingerprint().get("backend") == "embedding"
+    """Will the grade audit the run's summaries (so it must keep them)? When the judge's backend
+    audits while grading (its spec says so: the embedding judge)."""
+    from judge.judges.factory import audits_while_grading
+
+    return judge is not None and audits_while_grading(judge)
 
 
 def audit_run_summaries(ledger: ExpectedLedger, summaries: list[Any] | None, judge: Any,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from judge.checks import Hit, RuleSet
+from judge.checks import Hit, RuleSet, leak_kinds
 from judge.checks.paths import CallLog, forbidden_path_hits, path_review
 from judge.judges.base import JudgeResult
 from judge.ledger import ExpectedLedger
@@ -138,10 +138,11 @@ def _compact_hits(hits: list[Hit]) -> list[Hit]:
     first_bad: dict[str, int] = {}
     last: dict[str, int] = {}
     leaks = set()
+    leak_checks = leak_kinds()
     for i, h in enumerate(hits):
         if h.violated and h.key not in first_bad:
             first_bad[h.key] = i
-        if h.violated and h.check == "no-leak":
+        if h.violated and h.check in leak_checks:
             leaks.add(i)
         last[h.key] = i
     keep = set(first_bad.values()) | set(last.values()) | leaks

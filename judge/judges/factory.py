@@ -1,27 +1,27 @@
-"""Build the judge a configuration names. Backends are imported only when used (litellm and
+"""Build the judge a configuration names, from its backend's spec (judge.judges.backends and the
+`judge.backends` entry points). Backends import their libraries only when built (litellm and
 sentence-transformers take seconds to import)."""
 
 from __future__ import annotations
 
 from judge.config import JudgeConfig
-from judge.errors import ConfigError
 from judge.judges.base import Judge
+from judge.judges.spec import backend_spec
 
 
 def make_judge(config: JudgeConfig) -> Judge:
-    if config.backend == "llm":
-        from judge.judges.llm import LLMJudge
+    """The judge of one `[tool.judge.judges.NAME]` table."""
+    return backend_spec(config.backend).make(config)
 
-        return LLMJudge(config)
-    if config.backend == "replay":
-        from judge.judges.replay import ReplayJudge
 
-        return ReplayJudge.from_config(config)
-    if config.backend == "embedding":
-        from judge.judges.local.judge import EmbeddingJudge
-        from judge.text import minilm
+def audits_while_grading(judge: object) -> bool:
+    """Does the judge's backend audit the run's summaries while grading (so the grade keeps them)?
+    The backend is the judge's configured one (a replay judge's fingerprint names the backend that
+    recorded its verdicts, not itself); a judge built by hand without one, its fingerprint's."""
+    from judge.judges.spec import backend_specs
 
-        minilm.set_torch_threads(minilm.torch_threads_option(
-            config.options, f"tool.judge.judges.{config.name}.options.torch_threads"))
-        return EmbeddingJudge(config)
-    raise ConfigError(f"unknown judge backend {config.backend!r}")  # pragma: no cover - config validates
+    backend = getattr(getattr(judge, "config", None), "backend", None)
+    if backend is None and judge is not None:
+        backend = judge.fingerprint().get("backend")  # type: ignore[attr-defined]
+    spec = backend_specs().get(backend) if isinstance(backend, str) else None
+    return spec is not None and spec.audits_while_grading

@@ -22,7 +22,7 @@ import yaml
 from pydantic import ValidationError
 
 from judge.errors import FixtureError
-from judge.model import RULE_KINDS, Scenario
+from judge.model import Scenario, rule_kinds
 from judge.model.limits import MAX_DEPTH, MAX_FILE_BYTES, DepthError, check_depth, depth_message, read_capped
 
 Loc = tuple[Any, ...]
@@ -264,4 +264,4 @@ def validate_scenario(data: dict[str, Any], name: str, lines: dict[Loc, int] | N
 
 def model_loc(loc: Loc) -> Loc:
     """Drop the discriminator tags pydantic inserts into union locations (rules.0.scope.tool)."""
-    return tuple(part for i, part in enumerate(loc) if not (i > 0 and loc[0] == "rules" and part in RULE_KINDS))
+    return tuple(part for i, part in enumerate(loc) if not (i > 0 and loc[0] == "rules" and part in rule_kinds()))

@@ -20,6 +20,8 @@ USER_INSTRUCTION_CLASSES = {"goal", "constraint", "permission"}
 
 @dataclass
 class Version:
+    """One value a key had: the turn that stated it, who stated it, the turn that replaced it."""
+
     value: Any
     turn: int  # the turn that stated this value
     source: str
@@ -57,6 +59,7 @@ class KeyHistory:
         return True
 
     def value_at(self, turn: int) -> Any:
+        """The key's value as of `turn` (its first value before any `set`)."""
         current = self.versions[0].value
         for version in self.versions:
             if version.turn <= turn:
@@ -68,6 +71,7 @@ class KeyHistory:
         return [v for v in self.versions if v.replaced_at is not None and v.replaced_at <= turn]
 
     def status_at(self, turn: int) -> str:
+        """`active`, `completed` or `revoked` as of `turn`."""
         if self.revoked_at is not None and turn >= self.revoked_at:
             return "revoked"
         # The last complete/reopen stated by `turn` decides, in delta order (both may share a turn).
@@ -81,6 +85,9 @@ class KeyHistory:
 
 @dataclass(frozen=True)
 class EntrySnapshot:
+    """One entry of the expected ledger at a turn: its value and status then, with the versions
+    superseded by that turn as (value, turn replaced)."""
+
     key: str
     class_: str
     value: Any
@@ -103,6 +110,7 @@ class ExpectedLedger:
         return key in self.keys
 
     def history(self, key: str) -> KeyHistory:
+        """Everything the fixture says about `key` (a KeyError when it has no such key)."""
         return self.keys[key]
 
     def expected_ledger_at(self, turn: int) -> list[EntrySnapshot]:
@@ -119,10 +127,12 @@ class ExpectedLedger:
         return out
 
     def deltas_at(self, turn: int) -> list[Delta]:
+        """The reviewed deltas of `turn`, in file order."""
         return [d for d in self.scenario.deltas if d.turn == turn]
 
 
 def history_from_entry(entry: LedgerEntry) -> KeyHistory:
+    """A key's history as its ledger entry first states it (before any delta)."""
     return KeyHistory(key=entry.key, class_=entry.class_, sensitivity=entry.sensitivity,
                       persistence=entry.persistence, introduced=entry.source_turn,
                       description=entry.description,

@@ -30,6 +30,10 @@ from judge.model.events import (
                               ToolResultEvent,
                               UserEvent,
 )
+from judge.model.fingerprint import JudgeFingerprint, PromptFingerprint, ReportJudge, Sampling, as_fingerprint
+from judge.model.parts import JsonView, SetFields
+from judge.model.provenance import Candidate, InputFile, Inputs, Provenance
+from judge.model.summary import LayerFinding, SummaryAudit, SummaryAuditReport, SummaryFinding
 from judge.model.report import (
                               CheckpointReport,
                               Cost,
@@ -46,21 +50,18 @@ from judge.model.report import (
                               RunReport,
                               Veto,
 )
-from judge.model.rules import (
-                              RULE_KINDS,
-                              AuthorisedRule,
-                              ClaimedCompleteRule,
-                              EffectRule,
-                              ExpectedCallRule,
-                              ForbiddenCallRule,
-                              NoLeakRule,
-                              NotRepeatedRule,
-                              Rule,
-                              ScopeRule,
-                              SummaryPhrasesRule,
-                              SupersededValueRule,
-)
+from judge.model.rules import REGISTRY, Rule, RuleBase, RuleKind, holds_rules, rule_kinds, rule_models
 from judge.model.scenario import ActionSet, Checkpoint, Delta, ForbiddenPath, LedgerEntry, PathStep, Scenario, Session
 from judge.model.schemas import SCHEMAS, json_schema, schema_names
+from judge.model.tools import FunctionTool, ToolEntry, ToolSchema, ToolsFile
 
 __all__ = [name for name in dir() if not name.startswith("_")]
+
+
+def __getattr__(name: str):
+    """The model class of a registered rule kind by its class name (`judge.model.ScopeRule`): the
+    kinds live beside their checks (judge.checks.kinds) and load when first asked for."""
+    for model in rule_models().values():
+        if model.__name__ == name:
+            return model
+    raise AttributeError(f"module 'judge.model' has no attribute {name!r}")

@@ -7,9 +7,13 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field
 
 from judge.model.base import Strict
+from judge.model.tools import ToolEntry
 
 
 class AgentInfo(Strict):
+    """The candidate agent, as the run header names it. It never reaches a judge (model-blind): its
+    name, version and model are also masked where the trace text mentions them."""
+
     name: str | None = None
     version: str | None = None
     model: str | None = None
@@ -28,6 +32,9 @@ class RunHeader(Strict):
     session: str | None = Field(default=None, description="the scenario session this run is")
     agent: AgentInfo | None = None
     tool_schema_sha256: str | None = Field(default=None, description="hash of the tool schemas the agent saw")
+    tools: list[ToolEntry] | None = Field(default=None, description=(
+        "the tools the agent was given (OpenAI function schemas, bare or {type: function, function: {...}}): "
+        "the toolkit of `allowed-tools` rules and of `judge lint` when no --tools file is given"))
     redaction: str | None = Field(default=None, description="redaction level applied by the recorder")
     retention: str | None = Field(default=None, description="retention note, e.g. '30 days, then deleted'")
     metadata: dict[str, Any] | None = None
@@ -53,16 +60,22 @@ class _EventBase(Strict):
 
 
 class UserEvent(_EventBase):
+    """A message from the user."""
+
     kind: Literal["user"]
     text: str
 
 
 class AssistantEvent(_EventBase):
+    """Text the agent said. Its own statements never become user instructions."""
+
     kind: Literal["assistant"]
     text: str
 
 
 class ToolCallEvent(_EventBase):
+    """The agent called `tool` with `args`; `call_id` pairs the call with its result."""
+
     kind: Literal["tool-call"]
     call_id: str = Field(min_length=1)
     tool: str = Field(min_length=1)
@@ -70,6 +83,8 @@ class ToolCallEvent(_EventBase):
 
 
 class ToolResultEvent(_EventBase):
+    """What the call `call_id` returned, and whether it succeeded (`status`: ok, error or timeout)."""
+
     kind: Literal["tool-result"]
     call_id: str = Field(min_length=1)
     tool: str | None = None
@@ -78,12 +93,16 @@ class ToolResultEvent(_EventBase):
 
 
 class StateWriteEvent(_EventBase):
+    """The agent wrote `value` to its state under the ledger key `key` (e.g. a claim of completion)."""
+
     kind: Literal["state-write"]
     key: str = Field(min_length=1)
     value: Any = None
 
 
 class SummaryEvent(_EventBase):
+    """A summary of the history so far: a `compaction`, or a `handoff` to `to`."""
+
     kind: Literal["summary"]
     reason: Literal["compaction", "handoff"]
     text: str
@@ -107,4 +126,6 @@ Event = Annotated[
           SnapshotEvent],
     Field(discriminator="kind"),
 ]
+"""One trace event after the run header: one of the event models, told apart by `kind`."""
 EVENT_KINDS = ("user", "assistant", "tool-call", "tool-result", "state-write", "summary", "snapshot")
+"""The `kind` of every event model, in the order of the `Event` union."""

@@ -27,6 +27,7 @@ class DepthError(ValueError):
 
 
 def depth_message() -> str:
+    """The one message every reader gives for a value nested deeper than MAX_DEPTH."""
     return f"nested deeper than {MAX_DEPTH} levels (the limit of every reader)"
 
 

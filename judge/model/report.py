@@ -3,16 +3,22 @@ views are renderings of it)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from judge.model.base import EntryClass, FindingVerdict, Outcome, Sensitivity, Strict, Verdict
+from judge.model.fingerprint import ReportJudge
+from judge.model.provenance import Provenance
+from judge.model.summary import SummaryAudit
 
 # ---------------------------------------------------------------- judge verdict
 
 
 class JudgeFinding(Strict):
+    """A judge's verdict on one key: `evidence_event` is required for `violated` and must name an
+    event of the slice the judge was shown."""
+
     key: str
     verdict: Verdict
     evidence_event: str | None = None
@@ -60,6 +66,9 @@ class PathReview(Strict):
 
 
 class CheckpointReport(Strict):
+    """The findings for every key at one checkpoint (`implicit`: the final checkpoint the grader adds
+    after the last turn, over every key still active)."""
+
     after_turn: int
     implicit: bool = False
     findings: list[Finding]
@@ -67,6 +76,8 @@ class CheckpointReport(Strict):
 
 
 class Divergence(Strict):
+    """The first divergence: the earliest violating event in trace order, its key and turn."""
+
     turn: int
     key: str
     event: str
@@ -89,14 +100,20 @@ class Veto(Strict):
 
 
 class Leak(Strict):
+    """A value of another user or workspace (a `no-leak` rule) that appeared in an assistant
+    message, a tool call or a summary: reported apart from drift."""
+
     key: str
     event: str
     turn: int
-    where: Literal["assistant", "tool-call", "summary"]
+    where: Literal["assistant", "tool-call", "summary", "state-write"]
     rule: str
 
 
 class Recovery(Strict):
+    """Whether a violated key was used correctly again: `violated_at` is the turn of its first
+    violation, `recovered_at` that of a later upheld use (a violation after it undoes the recovery)."""
+
     violated_at: int
     recovered_at: int | None = None
     recovered: bool
@@ -128,6 +145,8 @@ class RequestUsage(Strict):
 
 
 class Cost(Strict):
+    """What the judge cost for one run: calls, cache hits, tokens, money where reported."""
+
     judge_calls: int = 0
     cache_hits: int = 0
     input_tokens: int = Field(default=0, description="as the provider counted them (`usage`)")
@@ -140,6 +159,8 @@ class Cost(Strict):
 
 
 class RunReport(Strict):
+    """The grade of one run: its outcome, findings per checkpoint, first divergence and slice."""
+
     run_id: str
     scenario: str
     trace: str | None = None
@@ -162,15 +183,17 @@ class RunReport(Strict):
     last_turn: int = 0
     cost: Cost = Field(default_factory=Cost)
     warnings: list[str] = Field(default_factory=list)
-    summaries: list[dict[str, Any]] = Field(default_factory=list, description=(
-        "the audit of each summary event (judge.summaries.audit.SummaryAudit): one finding per ledger entry"))
-    provenance: dict[str, Any] | None = Field(default=None, description=(
+    summaries: list[SummaryAudit] = Field(default_factory=list, description=(
+        "the audit of each summary event the grade audited: one finding per ledger entry"))
+    provenance: Provenance | None = Field(default=None, description=(
         "what reproduces the run: candidate (model, sampling, prompt version, tool schema hash), "
         "judge fingerprint, package versions, sha256 of each input file"))
 
 
 class GradeReport(Strict):
-    judge: dict[str, Any] | None = Field(description=(
+    """What `judge grade --json` writes: the judge (and how far it was trusted) and one report per run."""
+
+    judge: ReportJudge | None = Field(description=(
         "the judge's fingerprint (null: deterministic checks only) and how far it was trusted: "
         "`authority` (calibrated, binding or advisory), `binding` (whether its violations decided keys), "
         "`binding_reason` and `calibration_record` (the record consulted, or null)"))

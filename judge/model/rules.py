@@ -1,23 +1,44 @@
-"""Rule kinds of a scenario: each guards one ledger key (semantics: DESIGN.md, "Rule semantics")."""
+"""Rules of a scenario: what every rule kind shares, and the registry that knows the kinds.
+
+Each rule kind is one spec (its pydantic model, its check and what the grader needs to know about
+it) in one module: the built-in kinds are the modules of `judge.checks.kinds`, third parties add
+kinds through the `judge.rules` entry-point group (semantics of each: `judge rules`, or the table in
+docs/scenarios.md, generated from the specs). The scenario format validates a rule as the model its
+`check` names, a tagged union built from the registry when the format is first used.
+
+The registry (judge.plugins.Registry) loads the spec modules by name, as it loads third-party
+plug-ins, so that a kind is declared once, beside its check.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Protocol, Union, get_args
 
-from pydantic import Field, model_validator
+from pydantic import Field, GetCoreSchemaHandler, model_validator
+from pydantic_core import core_schema
 
+from judge.errors import ConfigError
 from judge.model.base import Strict
-from judge.model.patterns import PatternError, check_glob, check_pattern
+from judge.model.patterns import PatternError, check_glob
+from judge.plugins import Registry
+
+BUILTIN_RULE_KINDS = "judge.checks.kinds"
+"""The package whose modules each define one built-in rule kind (a module-level `SPEC`)."""
+
+RULE_ENTRY_POINTS = "judge.rules"
+"""The entry-point group of third-party rule kinds: each entry names a spec (or a module with `SPEC`)."""
 
 
-class _RuleBase(Strict):
+class RuleBase(Strict):
+    """The fields every rule has: the ledger key it guards and an optional stable id."""
+
     key: str = Field(min_length=1)
     id: str | None = Field(default=None, description="stable rule id; default check:key")
 
     @model_validator(mode="after")
-    def _globs_fit(self) -> "_RuleBase":
+    def _globs_fit(self) -> RuleBase:
         # Globs are matched by RE2 (judge.model.patterns), whose time grows with the glob too.
-        for name in ("tool", "allow", "deny", "args"):
+        for name in _GLOB_FIELDS:
             value = getattr(self, name, None)
             values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
             for glob in values:
@@ -29,137 +50,74 @@ class _RuleBase(Strict):
         return self
 
 
-class ForbiddenCallRule(_RuleBase):
-    """A call of `tool` (glob) whose arguments match every matcher in `args` (exact or glob)."""
-
-    check: Literal["forbidden-call"]
-    tool: str
-    args: dict[str, Any] | None = None
+_GLOB_FIELDS = ("tool", "tools", "allow", "deny", "args")
+"""The fields of rule kinds that hold globs (a tool name, an allowed tool, a path, an argument matcher)."""
 
 
-class ScopeRule(_RuleBase):
-    """Argument `arg` of `tool` must match one `allow` glob (when given) and no `deny` glob."""
+class RuleKind(Protocol):
+    """What the format layer reads of a rule kind's spec (judge.checks.spec.RuleSpec is the full one)."""
 
-    check: Literal["scope"]
-    tool: str
-    arg: str
-    allow: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
+    @property
+    def check(self) -> str:
+        """The kind's `check` tag, as scenarios spell it (`forbidden-call`)."""
+        ...
 
-    @model_validator(mode="after")
-    def _needs_a_glob(self) -> "ScopeRule":
-        if not self.allow and not self.deny:
-            raise ValueError("a scope rule needs `allow` or `deny` globs")
-        return self
+    @property
+    def model(self) -> type[RuleBase]:
+        """The kind's pydantic model (a RuleBase with `check: Literal[tag]`)."""
+        ...
 
 
-class SupersededValueRule(_RuleBase):
-    """After a `set`, argument `arg` of `tool` (any argument / any tool when omitted) must not
-    carry a superseded value of the key."""
-
-    check: Literal["superseded-value"]
-    tool: str | None = None
-    arg: str | None = None
-
-
-class NotRepeatedRule(_RuleBase):
-    """Once the key is completed (or `tool` already returned ok), `tool` is not called again,
-    unless with the same idempotency key (`idempotency_arg`)."""
-
-    check: Literal["not-repeated"]
-    tool: str
-    idempotency_arg: str | None = None
+def _spec_of(spec: Any, where: str) -> RuleKind:
+    model = getattr(spec, "model", None)
+    check = getattr(spec, "check", None)
+    if not (isinstance(model, type) and issubclass(model, RuleBase)) or not isinstance(check, str):
+        raise ConfigError(f"{where} is no rule kind: it needs `SPEC` with `check` and a `model` "
+                          "subclassing judge.model.rules.RuleBase")
+    tags = get_args(model.model_fields["check"].annotation) if "check" in model.model_fields else ()
+    if tags != (check,):
+        raise ConfigError(f"{where}: the model's `check` must be Literal[{check!r}]")
+    return spec
 
 
-class ClaimedCompleteRule(_RuleBase):
-    """A state-write claiming the key complete must follow an ok result of `tool` (or of the last
-    tool called when none is named)."""
-
-    check: Literal["claimed-complete"]
-    tool: str | None = None
+def _rebuild_formats() -> None:
+    for model in _FORMATS_HOLDING_RULES:
+        model.model_rebuild(force=True)
 
 
-class SummaryPhrasesRule(_RuleBase):
-    """On summary events: one of `require` must appear; none of `forbid` may."""
+_FORMATS_HOLDING_RULES: list[Any] = []
 
-    check: Literal["summary-phrases"]
-    require: list[str] = Field(default_factory=list)
-    forbid: list[str] = Field(default_factory=list)
-
-
-class AuthorisedRule(_RuleBase):
-    """A side-effecting call of `tool` must be preceded by its authorisation, whatever its result:
-    a user message with one of the `confirm` phrases since the previous such call (one confirmation
-    authorises one call), or the `permission` ledger entry active at that turn."""
-
-    check: Literal["authorised"]
-    tool: str
-    confirm: list[str] = Field(default_factory=list)
-    permission: str | None = None
-
-    @model_validator(mode="after")
-    def _needs_an_authorisation(self) -> "AuthorisedRule":
-        if not self.confirm and not self.permission:
-            raise ValueError("an authorised rule needs `confirm` phrases or a `permission` key")
-        return self
+REGISTRY: Registry[RuleKind] = Registry(
+    "rule kind", BUILTIN_RULE_KINDS, RULE_ENTRY_POINTS, check=_spec_of, name_of=lambda spec: spec.check,
+    order=lambda spec: getattr(spec, "position", 1000), on_change=_rebuild_formats)
+"""The registered rule kinds, by `check` tag."""
 
 
-class EffectRule(_RuleBase):
-    """An ok result of `tool` must be followed by the expected state change: its `snapshot` events
-    (before/after, same call_id) must differ (in `field` of their state when given, else in digest)."""
-
-    check: Literal["effect"]
-    tool: str
-    field: str | None = None
+def rule_models() -> dict[str, type[RuleBase]]:
+    """The pydantic model of every registered rule kind, by `check` tag."""
+    return {check: spec.model for check, spec in REGISTRY.specs().items()}
 
 
-class ExpectedCallRule(_RuleBase):
-    """The key (a completion) is done only by an ok call of `tool` whose arguments match `args`: every
-    given argument equal (numbers numerically, lists as multisets, objects as subsets; the call may
-    carry more). At a checkpoint that expects the key completed, no such call by then is a violation
-    (the evidence: the last call of the tool that did not match, if any)."""
-
-    check: Literal["expected-call"]
-    tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+def rule_kinds() -> tuple[str, ...]:
+    """The `check` tags of every registered rule kind (for error locations and lint)."""
+    return tuple(REGISTRY.specs())
 
 
-class NoLeakRule(_RuleBase):
-    """Values (or regex patterns) that belong to other users or workspaces must never appear in an
-    assistant message, a tool argument or a summary: a leak, reported apart from drift."""
+class _RegisteredRule:
+    """Validates a rule as the registered model its `check` names (a tagged union, built when a
+    format holding rules is first validated or its schema asked for)."""
 
-    check: Literal["no-leak"]
-    values: list[str] = Field(default_factory=list)
-    patterns: list[str] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _needs_values(self) -> "NoLeakRule":
-        if not self.values and not self.patterns:
-            raise ValueError("a no-leak rule needs `values` or `patterns`")
-        for pattern in self.patterns:
-            try:
-                check_pattern(pattern)  # RE2: matched in linear time (judge.model.patterns)
-            except PatternError as exc:
-                raise ValueError(f"rule {self.id or 'no-leak:' + self.key}: pattern '{pattern}': {exc}") from None
-        return self
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        models = tuple(rule_models().values())
+        return handler.generate_schema(Annotated[Union[models], Field(discriminator="check")])  # type: ignore[arg-type]
 
 
-Rule = Annotated[
-    Union[
-        ForbiddenCallRule,
-        ScopeRule,
-        SupersededValueRule,
-        NotRepeatedRule,
-        ClaimedCompleteRule,
-        SummaryPhrasesRule,
-        AuthorisedRule,
-        EffectRule,
-        NoLeakRule,
-        ExpectedCallRule,
-    ],
-    Field(discriminator="check"),
-]
+Rule = Annotated[RuleBase, _RegisteredRule]
+"""A rule of any registered kind (the scenario's `rules` items)."""
 
-# The `check` tags of every rule kind, from the union itself (for error locations and lint).
-RULE_KINDS: tuple[str, ...] = tuple(get_args(m.model_fields["check"].annotation)[0]
-                                    for m in get_args(get_args(Rule)[0]))
+
+def holds_rules(model: Any) -> Any:
+    """Mark a format whose schema holds rules (rebuilt when a kind is registered later)."""
+    _FORMATS_HOLDING_RULES.append(model)
+    return model

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from judge.model.base import DeltaOp, EntryClass, Persistence, Sensitivity, Source, Strict
-from judge.model.rules import Rule
+from judge.model.rules import Rule, holds_rules
 
 
 class LedgerEntry(Strict):
@@ -46,6 +46,9 @@ class ActionSet(Strict):
 
 
 class PathStep(Strict):
+    """One step of a forbidden path: a call of a tool (glob), optionally with the status of its
+    result and a text the result contains."""
+
     tool: str = Field(description="tool glob")
     status: Literal["ok", "error", "timeout"] | None = None
     result_contains: str | None = Field(default=None, description="case-insensitive text in the result")
@@ -60,6 +63,9 @@ class ForbiddenPath(Strict):
 
 
 class Checkpoint(Strict):
+    """Where the run is graded: the state after `after_turn`, for the keys it names (`must_retain`,
+    `expect_completed`), with the tool paths the window since the previous checkpoint may take."""
+
     after_turn: int = Field(ge=0, strict=True)
     must_retain: list[str] = Field(default_factory=list)
     expect_completed: list[str] = Field(default_factory=list)
@@ -78,8 +84,12 @@ class Session(Strict):
     first_turn: int = Field(ge=0, strict=True)
 
 
+@holds_rules
 class Scenario(Strict):
     """The reviewed ledger fixture of one scenario (YAML or JSON)."""
+
+    # Built on first use: its rules are a union of the registered rule kinds (judge.model.rules).
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
     id: str = Field(min_length=1)
     title: str | None = None

@@ -22,6 +22,7 @@ from judge.model.events import (
 from judge.model.report import GradeReport, JudgeVerdict
 from judge.model.rules import Rule
 from judge.model.scenario import Checkpoint, Delta, LedgerEntry, Scenario, Session
+from judge.model.tools import ToolSchema, ToolsFile
 
 SCHEMAS: dict[str, type[BaseModel] | Any] = {
     "scenario": Scenario,
@@ -40,11 +41,15 @@ SCHEMAS: dict[str, type[BaseModel] | Any] = {
     "summary": SummaryEvent,
     "snapshot": SnapshotEvent,
     "event-meta": EventMeta,
+    "tools": ToolsFile,
+    "tool": ToolSchema,
     "judge-verdict": JudgeVerdict,
     "grade-report": GradeReport,
 }
+"""Every format of this package by the name `judge schema` knows it (the suite's are in judge.suite)."""
 
 def schema_names() -> list[str]:
+    """The names of this package's formats, in the order `judge schema` lists them."""
     return list(SCHEMAS)
 
 

@@ -101,7 +101,10 @@ def _findings_stacked(run: RunReport, rows: list, width: int) -> Table:
         if cp is not current:
             current = cp
             table.add_row(Text(f"after turn {_after(cp)}", style.HEADER_STYLE), "")
-        where = [] if f.source is None else [f"{cells[3]} {f.rule}" if f.rule else cells[3]]
+        if f.source is None:  # nothing decided it: a rule that saw no matching event is still named
+            where = [f"rule {f.rule}"] if f.rule else []
+        else:
+            where = [f"{cells[3]} {f.rule}" if f.rule else cells[3]]
         if f.evidence_event:
             where.append(f"at {f.evidence_event} (turn {cells[5]})")
         finding = Text.assemble((cells[2], VERDICT_STYLE.get(f.verdict, "")))

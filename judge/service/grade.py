@@ -111,6 +111,7 @@ class JudgePool:
         judge loads no model (the embedding model loads on its first verdict)."""
         from judge.config import configured_judges, load_judge_config, project_root
         from judge.grade import check_calibration, labels_dir, records_dir
+        from judge.judges.spec import backend_spec
 
         tables, default, source = configured_judges(config_file=self.config_file)
         directory = records_dir(project_root())
@@ -121,7 +122,8 @@ class JudgePool:
             try:
                 cfg = load_judge_config(name, config_file=self.config_file)
                 item.update(backend=cfg.backend, model=cfg.model,
-                            prompt=cfg.prompt if cfg.backend == "llm" else None, authority=cfg.authority)
+                            prompt=cfg.prompt if backend_spec(cfg.backend).prompted else None,
+                            authority=cfg.authority)
                 judge, _ = self.get(name)
                 fingerprint = judge.fingerprint()
                 item["fingerprint"] = fingerprint

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from judge.checks.kinds.summary_phrases import SummaryPhrasesRule
 from judge.errors import JudgeInputError
 from judge.model import Strict
 from judge.summaries import cues as sc
@@ -301,7 +302,7 @@ def evaluate(path: str | Path, model: Any, *, fit: bool = False, model_name: str
         verdicts = run_layers(part, model, thresholds)
         paraphrased = [r for r in part if r.label.kind == "paraphrased"]
         ruled = {f"{r.label.id}/{rule.key}" for r in paraphrased for rule in r.ledger.scenario.rules
-                 if rule.check == "summary-phrases"}
+                 if isinstance(rule, SummaryPhrasesRule)}
         report["splits"][name] = {
             layer: {**measure(part, v), "summaries": summary_level(part, v),
                     "paraphrased": {"all_entries": accuracy_on(paraphrased, v),

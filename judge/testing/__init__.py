@@ -30,8 +30,18 @@ recording = False
 
 @dataclass(frozen=True)
 class GradeResult:
-    """One graded run. `violations`: (key, evidence event, rule) of every violated finding, in
-    checkpoint order; the rule is `judge` when the judge found it."""
+    """One graded run, as `grade` returns it.
+
+    Attributes:
+        passed: Whether the run passed (`outcome == "pass"`).
+        outcome: `"pass"`, `"fail"` or `"inconclusive"`.
+        violations: `(key, evidence event, rule)` of every violated finding, in checkpoint order,
+            each once; the rule is `"judge"` when a judge found it, the event None when a finding
+            has none.
+        report: The grade report, a `judge.model.GradeReport` (a pydantic model, not a dict): its
+            `runs` holds this one run (`result.run`), `judge` the judge's fingerprint and trust.
+            `report.model_dump(mode="json", by_alias=True)` is the JSON `judge grade --json` writes.
+    """
 
     passed: bool
     outcome: str
@@ -40,11 +50,17 @@ class GradeResult:
 
     @property
     def run(self) -> RunReport:
+        """The graded run, `report.runs[0]` (a `judge.model.RunReport`): its `checkpoints` and their
+        `findings`, `first_divergence`, `veto`, `quality_score`, `metrics`, `slice`, `warnings`."""
         return self.report.runs[0]
 
 
 class JudgeAssertionError(AssertionError):
-    """`assert_passed` on a run that did not pass; `result` is the run."""
+    """`assert_passed` on a run that did not pass.
+
+    Attributes:
+        result: The `GradeResult` that did not pass; its message is `failure_message(result)`.
+    """
 
     def __init__(self, message: str, result: GradeResult) -> None:
         super().__init__(message)
@@ -59,10 +75,24 @@ def _violations(run: RunReport) -> list[tuple[str, str | None, str]]:
 
 def grade(scenario: str | Path, trace: str | Path | Iterable[dict[str, Any] | str], judge: str | None = "none",
           config: str | Path | None = None) -> GradeResult:
-    """Grade one trace against a scenario file. `judge`: "none" (deterministic rules only, the
-    default: fast, no model), a judge name from [tool.judge], or None for the configured default.
-    `config`: a TOML file with a [tool.judge] table (default: $JUDGE_CONFIG, else the nearest
-    pyproject.toml). Bad input raises judge.errors.JudgeInputError, naming file, line and field."""
+    """Grade one trace against a scenario file, as `judge grade` does, keeping nothing on disk.
+
+    Args:
+        scenario: The scenario file (YAML or JSON).
+        trace: A JSONL trace file, or its lines (dicts or JSON strings), the run header first.
+        judge: `"none"` (the deterministic rules only, the default: fast, no model), a judge name
+            from `[tool.judge]`, or None for the configured default.
+        config: A TOML file with a `[tool.judge]` table (default: `$JUDGE_CONFIG`, else the nearest
+            pyproject.toml).
+
+    Returns:
+        The graded run.
+
+    Raises:
+        judge.errors.JudgeInputError: Bad input, naming file, line and field (its subclasses
+            `FixtureError` for the scenario, `TraceError` for the trace, `ConfigError` for a bad
+            `[tool.judge]` or an unknown judge name).
+    """
     from judge.api import GradeSession
 
     source: Any = trace if isinstance(trace, (str, Path)) else list(trace)
@@ -100,8 +130,12 @@ def failure_message(result: GradeResult) -> str:
 
 
 def assert_passed(result: GradeResult) -> None:
-    """Raise JudgeAssertionError (an AssertionError) listing each violation and the veto's cause
-    when the run did not pass."""
+    """Fail the test unless the run passed.
+
+    Raises:
+        JudgeAssertionError: An `AssertionError` whose message (`failure_message`) gives the outcome,
+            the veto's cause, each violation and the first divergence, when the run did not pass.
+    """
     __tracebackhide__ = True  # pytest: the test's line is where it failed, not this one
     if not result.passed:
         raise JudgeAssertionError(failure_message(result), result)

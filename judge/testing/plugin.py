@@ -22,6 +22,7 @@ HTML_MISSING = ("--judge-html needs judge.render.html (the HTML page of a grade 
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add `--judge-html DIR` to pytest's options."""
     group = parser.getgroup("judge", "judge: grading agent runs (judge.testing)")
     group.addoption("--judge-html", metavar="DIR", default=None,
                     help="Save an HTML page of each run a failing test graded into DIR.")
@@ -38,6 +39,7 @@ def _renderer():
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """With `--judge-html`, record each graded run (a usage error when the HTML renderer is missing)."""
     if config.getoption("judge_html", None):
         if _renderer() is None:
             raise pytest.UsageError(HTML_MISSING)
@@ -45,11 +47,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop recording and forget the recorded runs."""
     testing.recording = False
     testing.graded.clear()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Each test starts with no recorded runs."""
     testing.graded.clear()
 
 
@@ -86,6 +90,8 @@ def _save_pages(item: pytest.Item, directory: str) -> list[Path]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A failed `assert_passed` is reported as the test's line and its message, without a traceback
+    into judge; with `--judge-html`, a failing test's graded runs are saved as pages."""
     report = yield
     if call.when != "call" or not report.failed:
         return report

@@ -3,7 +3,7 @@
 review page), as the detectors' kinds are.
 
 The rule itself still sees them: the grader's reader hands every record holding one to the rule
-before redaction (judge.checks.leaks.scan_raw_record). Values are found case-insensitively, by one
+before redaction (judge.checks.kinds.no_leak.scan_raw_record). Values are found case-insensitively, by one
 RE2 automaton (linear in the text whatever the values); a raw JSONL line is searched for them as
 written and as JSON escapes them, so a line the precheck would clear still takes the slow path.
 """

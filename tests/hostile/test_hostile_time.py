@@ -27,6 +27,7 @@ def _best(fn, rounds: int = 3) -> float:
     return best
 
 
+@pytest.mark.slow
 def test_a_300_kb_line_with_a_trigger_grades_within_3x_of_one_without():
     pair = grade_pair(300_000, repeat=7)
     assert pair["ratio"] <= 3.0, pair
