@@ -174,3 +174,18 @@ def _over_the_deadline(application, body, scenario):
         # the worker was killed and replaced: the next request is graded
         again = httpx.post(f"{url}/v1/grade", json=_body(scenario, _trace(2)), timeout=60)
         assert again.status_code == 200, again.text
+
+
+@pytest.mark.parametrize(("globs", "path", "denied"), [
+    (["src/**", "app/**"], "tests/checkout.spec.ts", None),
+    (["src/**", "app/**"], "src/cart.ts", "src/**"),
+    (["src/**"], "tests/../src/cart.ts", "src/**"),  # resolved as well as written
+    (["*.env"], "deploy/prod.env", "*.env"),
+])
+def test_path_globs_of_scope_answer_through_re2(globs, path, denied):
+    """The path globs of `scope` (judge.checks.kinds._pathlike) read RE2's yes or no, never a match
+    object (a `False` read as `is not None` denied every path: a clean run failed)."""
+    from judge.checks.kinds._pathlike import allowed_by, denied_by
+
+    assert denied_by(globs, path) == denied
+    assert allowed_by(globs, path) is (denied is not None)
