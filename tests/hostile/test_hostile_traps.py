@@ -116,16 +116,22 @@ def _healthy(port: int, process: subprocess.Popen) -> bool:
     return False
 
 
-def test_serve_restarts_with_its_labels_file_inside_scenarios(tmp_path):
+@pytest.mark.parametrize("inside", ["scenarios", "reports", "both"])
+def test_serve_restarts_with_its_labels_file_anywhere(tmp_path, inside):
+    """A labels file of a first run, inside --scenarios, inside --reports, or in one folder that is
+    both: the server starts again, and the file is appended to, never rewritten."""
     scenarios = tmp_path / "scenarios"
+    reports = scenarios if inside == "both" else tmp_path / "reports"
     scenarios.mkdir()
+    reports.mkdir(exist_ok=True)
     (scenarios / "scenario.yaml").write_bytes((TOUR / "scenario.yaml").read_bytes())
-    labels = scenarios / "labels.jsonl"
+    labels = (reports if inside == "reports" else scenarios) / "labels.jsonl"
     labels.write_text(json.dumps({"case": "tour/r/1/goal", "label": "upheld", "annotator": "a"}) + "\n")  # a 1st run's
     port = free_port()
-    process = _serve(["--scenarios", str(scenarios), "--labels", str(labels)], port)
+    process = _serve(["--scenarios", str(scenarios), "--reports", str(reports), "--labels", str(labels)], port)
     try:
         assert _healthy(port, process), process.stderr.read() if process.poll() is not None else "no answer"
+        assert httpx.get(f"http://127.0.0.1:{port}/review/api/queue", timeout=10).status_code == 200
     finally:
         process.terminate()
         process.wait(timeout=20)
