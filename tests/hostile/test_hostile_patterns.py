@@ -189,3 +189,38 @@ def test_path_globs_of_scope_answer_through_re2(globs, path, denied):
 
     assert denied_by(globs, path) == denied
     assert allowed_by(globs, path) is (denied is not None)
+
+
+def test_the_hostile_pattern_through_judge_serve_while_healthz_answers():
+    """The same through the command a user runs (`judge serve` in its own process, its default
+    workers): /healthz answers within a second while the hostile pattern grades."""
+    import os
+    import subprocess
+    import sys
+
+    from review_data import free_port
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "JUDGE_API_TOKEN"}
+    code = f"import sys\nfrom judge.cli import main\nsys.argv = ['judge', 'serve', '--port', '{port}']\nmain()\n"
+    process = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            pytest.fail(process.stderr.read() if process.poll() is not None else "judge serve did not answer")
+        # 6,000 events that the pattern must scan: long enough that /healthz is asked while it grades
+        answer, latencies = asyncio.run(_grade_while_polling(url, _body(_scenario([HOSTILE]), _trace(3000))))
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    assert answer.status_code == 200 and answer.headers["x-judge-exit-code"] == "1", answer.text
+    assert answer.json()["runs"][0]["veto"]["event"] == "e-last"
+    assert latencies and all(latency < 1.0 for latency in latencies), latencies
