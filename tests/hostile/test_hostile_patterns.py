@@ -224,3 +224,26 @@ def test_the_hostile_pattern_through_judge_serve_while_healthz_answers():
     assert answer.status_code == 200 and answer.headers["x-judge-exit-code"] == "1", answer.text
     assert answer.json()["runs"][0]["veto"]["event"] == "e-last"
     assert latencies and all(latency < 1.0 for latency in latencies), latencies
+
+
+@pytest.mark.parametrize(("line", "read"), [
+    ("## Refunds ##", (2, "Refunds")), ("#   Task: book a flight  ", (1, "Task: book a flight")),
+    ("# C#", (1, "C")), ("Title # #", None), ("####### seven", None), ("#no space", None), ("#  ", (1, "")),
+])
+def test_headings_of_policies_and_task_statements(line, read):
+    from judge.draft.headings import heading
+
+    assert heading(line) == read
+
+
+def test_a_hostile_heading_is_linear():
+    """`# a` + spaces + `x` took the backtracking heading pattern 22 s at 2,000 spaces (issue 23's
+    rule: text from users is matched in linear time; judge draft --policy-doc and task statements)."""
+    from judge.draft.headings import heading
+    from judge.draft.task import statement_text
+
+    line = "# a" + " " * 200_000 + "x"
+    start = time.perf_counter()
+    assert heading(line) == (1, "a" + " " * 200_000 + "x")
+    assert statement_text(f"{line}\nBook the flight to Oslo for me.") != ""
+    assert time.perf_counter() - start < 2.0
