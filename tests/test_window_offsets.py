@@ -152,3 +152,14 @@ def test_a_trace_changed_while_graded_is_an_error_not_a_wrong_slice(generated, m
     copy.write_text("\n".join([lines[0], *lines[2:]]) + "\n")  # one event fewer
     with pytest.raises(TraceError, match="changed while it was graded"):
         acc.windows[0].read_events()
+
+
+def test_a_scenario_s_hidden_values_are_redacted_when_read_again_too(tmp_path):
+    events = [{"id": "e1", "turn": 1, "kind": "user", "text": "the code word is Kestrel-42"},
+              {"id": "e2", "turn": 1, "kind": "assistant", "text": "noted"}]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in [{"kind": "run", "run_id": "r", "scenario": "s"}, *events]) + "\n")
+    reader = TraceReader(path, hidden=["Kestrel-42"])
+    first = [msgspec.to_builtins(r) for r in reader.records()]
+    assert "Kestrel-42" not in json.dumps(first)
+    assert [msgspec.to_builtins(r) for r in reader.reread(2, 2)] == first
