@@ -2,7 +2,7 @@
 
 Exit codes: `suite` (and `suite merge`: judge.cli.suite_merge) 0 when the release rules pass, 1 when
 they fail, 3 when no rule failed but a run was inconclusive (a shard, `--shard K/N`: 0 once its part is
-written); `slice` 0 when re-grading the slice reproduces the first divergence (or it came
+written), 130 when interrupted (Ctrl-C: the workers are terminated, one line on stderr); `slice` 0 when re-grading the slice reproduces the first divergence (or it came
 from the judge), 1 when it does not; both 2 on bad input or configuration (one line on stderr, no
 traceback) and 4 on an internal error.
 """
@@ -65,7 +65,25 @@ def suite_command(
                                          "with no `file`."),
 ) -> None:
     """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail;
-    2: bad input or configuration; 3: no rule failed but a run was inconclusive; 4: internal error."""
+    2: bad input or configuration; 3: no rule failed but a run was inconclusive; 4: internal error;
+    130: interrupted (Ctrl-C stops the workers at once; no report is written)."""
+    try:
+        _suite(manifest, suite, judge, config, json_path, junit, md, html, compare, jobs, quiet, on_judge_error,
+               allow_draft, shard, out, tools)
+    except KeyboardInterrupt:  # the workers are stopped already (judge.suite.pool); nothing was written
+        from judge.cli.common import err
+
+        err.print(Text.assemble(("interrupted: ", "yellow"), "the suite's workers were stopped; no report was written"))
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
+
+
+def _suite(manifest: Path, suite: Optional[str], judge: Optional[str], config: Optional[Path],
+           json_path: Optional[Path], junit: Optional[Path], md: Optional[Path], html: Optional[Path],
+           compare: Optional[Path], jobs: Optional[int], quiet: bool, on_judge_error: Optional[OnJudgeError],
+           allow_draft: bool, shard: Optional[str], out: Optional[Path], tools: Optional[Path]) -> None:
     from judge.render import suite as suite_report
     from judge.suite import exit_code, grade_suite
     from judge.suite.result import compare as compare_reports

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from judge.checks import RuleSet, leak_kinds
+from judge.grade.consult import consulted_only_when_needed, judge_needed
 from judge.grade.divergence import first_divergence, first_veto
 from judge.grade.findings import answer_errors, checkpoint_report, window_keys
 from judge.grade.metrics import component_metrics, quality_score
@@ -110,14 +111,16 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
                          digest=digest)
     rules.share_calls(reader.calls)
     rules.read_header(reader.header)
-    acc = RunAccumulator()
+    acc = RunAccumulator(restatements=rules.restatements)
     summaries: list | None = [] if audits_summaries(judge) else None  # kept only when audited
     unknown: dict[str, str] = {}
     # A policy names no keys of an agent's own memory: its writes are no typos of ledger keys.
     count = stream_windows(reader, ledger, rules, judge is not None, lambda w: acc.close(close_paths(w)),
                             summaries, unknown if ledger.policy is None else None)
     keys_by_window = [window_keys(w, ledger, rules) for w in acc.windows]
-    if judge is not None:
+    # The embedding judge only when a key needs it (judge.grade.consult): else its model never loads.
+    if judge is not None and (not consulted_only_when_needed(judge)
+                              or judge_needed(acc.windows, keys_by_window, ledger, rules)):
         requests = [(w, _judge_request(w, keys, ledger, reader.header))
                     for w, keys in zip(acc.windows, keys_by_window) if keys and w.events]
         asyncio.run(_run_judge(judge, requests))
@@ -171,7 +174,8 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
                 cost.cost_usd = (cost.cost_usd or 0.0) + r.cost_usd
     cost.estimated_input_tokens = sum(u.estimated_tokens for u in cost.requests)
     metrics: Metrics = component_metrics(findings, acc.recovery, ledger,
-                                          {rid: spec.family for rid, spec in zip(rules.ids, rules.specs)})
+                                          {rid: spec.family for rid, spec in zip(rules.ids, rules.specs)},
+                                          rules.progress)
     leak_checks = leak_kinds()
     leaks = [Leak(key=h.key, event=h.event, turn=h.turn, rule=h.rule, where=_leak_where(h.detail))
              for w in acc.windows for h in w.hits if h.violated and h.check in leak_checks]

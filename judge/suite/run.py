@@ -2,8 +2,8 @@
 
 The manifest (judge.suite.manifest) names each scenario's file and runs. Every run found is graded; fewer than
 `repetitions` means the missing ones count as failed runs. Grading is CPU-bound Python, so runs go
-to a process pool (one worker per core by default); each worker grades one run at a time and sends
-back a compact result, so memory follows the largest run, not the number of runs. The summary and the
+to worker processes (one per core by default, forked once: judge.suite.pool), streamed to them one
+at a time; each sends back a compact result, so memory follows the largest run, not the number of runs. The summary and the
 release rules are in judge.suite.result; the manifest in judge.suite.manifest; the workers
 in judge.suite.worker; shards and their parts in judge.suite.part. Every grading makes a part
 (an unsharded one is shard 1/1) and every report is made from a whole suite's part (`report_of`), so
@@ -31,7 +31,6 @@ from judge.suite.result import RunResult, SafetyViolation, SuiteReport, decide, 
 from judge.suite.worker import (
     JudgeSpec,
     Task,
-    grade_chunk,
     grade_task,
     init_worker,
     ledger_key,
@@ -51,6 +50,7 @@ class SuiteRun:
     workers: int = 1
     worker_peak_rss_mb: dict[int, float] = field(default_factory=dict)
     run_reports: dict[str, RunReport] = field(default_factory=dict)  # trace -> full report (keep_reports)
+    worker_stats: list[Any] = field(default_factory=list)  # judge.suite.pool.WorkerStats of each worker
 
 
 def default_jobs() -> int:
@@ -63,7 +63,6 @@ def default_jobs() -> int:
 def _run_pool(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs: int,
               progress: Callable[[int, int], None] | None, out: SuiteRun) -> list[dict[str, Any]]:
     results: list[dict[str, Any] | None] = [None] * len(tasks)
-    done = 0
     if jobs <= 1 or len(tasks) <= 1:
         if progress:
             progress(0, len(tasks))
@@ -76,30 +75,21 @@ def _run_pool(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs:
                 progress(i + 1, len(tasks))
         out.worker_peak_rss_mb[os.getpid()] = peak_rss_mb()
         return results  # type: ignore[return-value]
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from judge.suite.pool import WorkerPool
 
-    size = max(1, min(8, len(tasks) // (jobs * 16)))  # a few runs per message keeps the pool's overhead small
-    chunks = [list(range(i, min(i + size, len(tasks)))) for i in range(0, len(tasks), size)]
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=init_worker,
-                               initargs=(spec, ledgers))
+    pool = WorkerPool(jobs, spec, ledgers, _context())
     try:
-        futures = {pool.submit(grade_chunk, [tasks[i] for i in chunk]): chunk for chunk in chunks}
         if progress:  # only now: a progress bar may start a thread, and the workers exist already
             progress(0, len(tasks))
-        for future in as_completed(futures):
-            chunk_results, seconds, pid, rss = future.result()
-            for i, result in zip(futures.pop(future), chunk_results):
-                results[i] = result
-            out.grade_s += seconds
-            out.worker_peak_rss_mb[pid] = max(rss, out.worker_peak_rss_mb.get(pid, 0.0))
-            done += len(chunk_results)
-            if progress:
-                progress(done, len(tasks))
-    except BaseException:  # Ctrl-C or a bug: do not grade the rest of the queue first
-        pool.shutdown(wait=False, cancel_futures=True)
+        done = pool.run(tasks, (lambda n: progress(n, len(tasks))) if progress else None)
+    except BaseException:  # Ctrl-C or a bug: the workers are stopped, not left to finish the queue
+        pool.stop()
         raise
-    pool.shutdown(wait=True)
-    return results  # type: ignore[return-value]
+    for worker in done.workers:
+        out.grade_s += worker.grade_s
+        out.worker_peak_rss_mb[worker.pid] = worker.peak_rss_mb
+    out.worker_stats = done.workers
+    return done.results
 
 
 def _context():
@@ -203,6 +193,7 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
     mine = [i for i in range(len(plan.tasks)) if in_shard(i, k, n)]
     jobs = max(1, min(jobs or default_jobs(), len(mine) or 1))
     out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
+    packages = package_versions()  # before the fork: every run's provenance reads it, the workers inherit it
     raw = _run_pool([plan.tasks[i] for i in mine], spec, plan.ledgers, jobs, progress, out)
     for r in raw:
         full = r.pop("report", None)
@@ -214,7 +205,7 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
         suite=plan.suite, manifest=str(manifest_path), manifest_sha256=sha256_file(manifest_path), shard=k, shards=n,
         runs_sha256=sha256_text(listing), repetitions=plan.repetitions, release_rules=plan.rules,
         scenarios=plan.scenarios, judge=judge_object, settings={**policy, "allow_draft": allow_draft},
-        provenance={"judge": fingerprint, "packages": package_versions(),
+        provenance={"judge": fingerprint, "packages": packages,
                     "inputs": {"manifest": input_file(manifest_path),
                                "scenarios": {sid: input_file(path) for sid, path in plan.paths.items()},
                                **({"tools": input_file(Path(tools))} if tools is not None else {})}},

@@ -121,13 +121,6 @@ def grade_task(task: Task) -> dict[str, Any]:
             "warnings": run.warnings}
 
 
-def grade_chunk(tasks: list[Task]) -> tuple[list[dict[str, Any]], float, int, float]:
-    """Results of a few tasks, the seconds they took, this worker's pid and its peak RSS in MB."""
-    started = time.perf_counter()
-    results = [grade_task(t) for t in tasks]
-    return results, time.perf_counter() - started, os.getpid(), peak_rss_mb()
-
-
 def peak_rss_mb() -> float:
     """This process's peak resident set (VmHWM), in MB."""
     try:
