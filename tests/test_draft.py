@@ -21,8 +21,11 @@ from judge.ledger import lint, load_ledger, load_scenario
 from judge.suite import grade_suite
 
 REPO = Path(__file__).resolve().parents[1]
+# support-refund is held out of the drafter's examples (issue 25, item 6: the cue tables are measured
+# on examples not read while writing them).
+NOT_DRAFTED = {"support-refund"}
 EXAMPLES = [p.parent for p in sorted((REPO / "examples").glob("*/scenario.yaml"))
-            if (p.parent / "drift.jsonl").is_file()] + [REPO / "docs" / "tour"]
+            if (p.parent / "drift.jsonl").is_file() and p.parent.name not in NOT_DRAFTED] + [REPO / "docs" / "tour"]
 # The one drift run whose reviewed first divergence a draft cannot reach: the agent writes
 # `draft_a20931: done` after a timeout, and the reviewed key is named after the agent's own state
 # key; a draft names keys from the user's words, so it finds the next violation (e17).
