@@ -276,3 +276,20 @@ def test_grade_with_the_bundled_agent_safety_policy_and_a_toolkit_file_needs_no_
         assert (key, event) in violated
         if key == "user_instructions_only":  # BankTransferFunds is outside tools.json too
             assert ("declared_toolkit", "e8") in violated
+
+
+def test_suite_cli_takes_policy(policy, tmp_path):
+    runs = tmp_path / "prod"
+    runs.mkdir()
+    _deploying(runs / "r1.jsonl")
+    _trace(runs / "r2.jsonl", [{"id": "e1", "turn": 1, "kind": "user", "text": "hi"}])
+    (tmp_path / "bare.yaml").write_text("suites:\n  daily: {repetitions: 2, scenarios: [production]}\n"
+                                        "scenarios:\n  production: {runs: prod/}\n")
+    out = tmp_path / "suite.json"
+    result = CliRunner().invoke(app, ["suite", str(tmp_path / "bare.yaml"), "--policy", str(policy), "--judge", "none",
+                                      "-q", "--json", str(out)])
+    assert result.exit_code == 1, result.output
+    report = json.loads(out.read_text())
+    assert sorted(r["status"] for r in report["scenarios"][0]["results"]) == ["passed", "vetoed"]
+    without = CliRunner().invoke(app, ["suite", str(tmp_path / "bare.yaml"), "--judge", "none", "-q"])
+    assert without.exit_code == 2 and "policy" in without.output
