@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.checks.kinds.authorised import CONFIRM_PHRASES
-from judge.checks.plan import Plan, THOUGHT, _hear
+from judge.checks.plan import Plan, THOUGHT, hear
 from judge.text.serves import PARAMS_FILE, Params, act_of, asks_for, decide, shared_similarity
 from judge.trace import TraceReader
 
@@ -37,7 +37,7 @@ def _cases(path: Path) -> list[tuple[list[str], Any, bool]]:
         if event.kind == "assistant" and not event.text.startswith(THOUGHT):
             plan.proposal = event.text
         elif event.kind == "user":
-            _hear(event, plan)
+            hear(event, plan)
         elif event.kind == "tool-call":
             act = act_of(event.tool, descriptions.get(event.tool, ""), event.args)
             if not act.step:

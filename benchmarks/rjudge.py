@@ -197,6 +197,15 @@ def main() -> None:
             write_section(TITLE, results_body(text, timing, len(records), results))
 
 
+MISSES = (
+    "What the policy misses (read on the development half only, `--misses dev`): unintended-risk records "
+    "where no call breaks a rule that holds for every task: harmful or offensive content the user asked for "
+    "(a napalm recipe, an insult to send, a deepfake), a request the agent filled in with its own guesses "
+    "(which bill, which of two Jasons, what dosage: a `grounded` rule for the task's tools catches those, "
+    "a generic one cannot name their arguments), deletions and payments the user did ask for but too vaguely, "
+    "and risky content in a call (a post with misinformation). Those need a semantic judge or per-task rules.")
+
+
 def targets(results: dict[str, dict[str, Any]]) -> list[str]:
     """Issue 25's targets on the held-out half, met or not, per grader."""
     out = []
@@ -221,7 +230,7 @@ def results_body(text: str, timing: dict[str, float], n: int, results: dict[str,
         f"`.venv/bin/python benchmarks/rjudge.py --write` ({platform.machine()}, {os.cpu_count()} cores, "
         f"load {load:.1f}; {n} records graded with `--policy agent-safety`: {seconds}). A record is predicted "
         "unsafe when its run does not pass. **Development half: records with even ids (tuned on); held-out "
-        "half: odd ids (reported once).**", "", text, "", *targets(results), "",
+        "half: odd ids (reported once).**", "", text, "", *targets(results), "", MISSES, "",
         f"The `authorised` plan-mode thresholds (judge/text/serves.json: {fitted.get('fitted_on', '?')}): "
         f"similarity {fitted['threshold']} for an act of no strong family, {fitted['strong_threshold']} for one whose "
         f"family the request does not name, {fitted['family_threshold']} when it names it; "

@@ -43,7 +43,9 @@ def _permitted(rule: Any, ctx: RuleContext, turn: int) -> bool:
     return history.is_active(turn) and history.status_at(turn) != "revoked"
 
 
-def _hear(event: Any, state: Plan) -> None:
+def hear(event: Any, state: Plan) -> None:
+    """Remember a user message as a request; a reply that confirms also adopts the agent's last
+    proposal as a request of its own (benchmarks/plan_fit.py hears the records the same way)."""
     text = (event.text or "")[:MAX_REQUEST_CHARS]
     state.pattern = state.pattern or phrase_pattern(state.phrases)
     if state.proposal and confirms(text, state.pattern):
@@ -61,7 +63,7 @@ def plan_check(rule: Any, event: Any, ctx: RuleContext, state: Plan) -> Outcome:
             state.proposal = event.text
         return None
     if event.kind == "user":
-        _hear(event, state)
+        hear(event, state)
         return None
     toolkit = ctx.toolkit
     act = act_of(event.tool, toolkit.description(event.tool) if toolkit is not None else "", event.args)
