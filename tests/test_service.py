@@ -211,7 +211,8 @@ def test_schema_endpoints(client: TestClient) -> None:
     from judge.model.schemas import json_schema, schema_names
 
     # the same names as `judge schema`, suite formats included
-    assert client.get("/v1/schema").json() == {"schemas": [*schema_names(), "suite-report", "suite-part"]}
+    assert client.get("/v1/schema").json() == {"schemas": [*schema_names(), "suite-report", "suite-part",
+                                                           "run-report"]}
     assert client.get("/v1/schema/suite-part").json() == json_schema("suite-part", format_schemas())
     assert client.get("/v1/schema/grade-report").json() == json_schema("grade-report")
     missing = client.get("/v1/schema/nothing")

@@ -16,6 +16,7 @@ from judge.ledger.load import (
     lint_path,
     load_ledger,
     pair_issues,
+    pair_path,
     policy_from_data,
     policy_ledger,
     refuse_draft,
