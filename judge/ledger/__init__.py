@@ -12,6 +12,7 @@ from judge.ledger.fixture import (
 from judge.ledger.lint import LintIssue, build_ledger, lint
 from judge.ledger.load import (
     DRAFT_MESSAGE,
+    hidden_values,
     lint_file,
     lint_path,
     load_ledger,

@@ -16,6 +16,13 @@ DRAFT_MESSAGE = ("this scenario is an unreviewed draft (`judge draft`): review e
                  "then delete the line `draft: true` (or grade it as it is with --allow-draft)")
 
 
+def hidden_values(scenario: Scenario) -> tuple[str, ...]:
+    """The values the scenario's `no-leak` rules declare as someone else's: redacted (kind
+    `no_leak`) wherever its traces are shown or sent (judge.trace.hidden)."""
+    return tuple(v for rule in scenario.rules if getattr(rule, "check", None) == "no-leak"
+                 for v in getattr(rule, "values", ()) if isinstance(v, str) and v.strip())
+
+
 def refuse_draft(scenario: Scenario, *, file: str, lines: dict | None = None) -> None:
     """A FixtureError naming the `draft` line when the scenario is a draft no one has reviewed."""
     if scenario.draft:
