@@ -157,6 +157,7 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
     `acc`: the accumulator `on_close` gives the windows to, which then settles their hits as they
     come (else each window holds its hits until it closes)."""
     cps = checkpoints(ledger)
+    every_turn = ledger.every_turn  # a policy graded alone: an implicit checkpoint ends every turn
     track_calls = any(cp.allowed_actions or cp.forbidden_paths for cp in cps)
     spill = SPILL_EVENTS if reader.rereadable else 0  # 0: lines given one by one stay in memory
 
@@ -185,9 +186,13 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
                 prev_turn = window.checkpoint.after_turn
                 idx += 1
                 window = opened(cps[idx], False, prev_turn + 1) if idx < len(cps) else None
+            if window is not None and window.implicit and every_turn:
+                _close(window, on_close, count - 1, last)
+                prev_turn, window = window.checkpoint.after_turn, None
             if window is None:
                 window = opened(Checkpoint(after_turn=turn), True, prev_turn + 1)
-            bound = (1 << 62) if window.implicit else window.checkpoint.after_turn
+            bound = turn if every_turn and window.implicit else (1 << 62) if window.implicit \
+                else window.checkpoint.after_turn
             ids, hits = window.ids, window.hits
             add = window.tally.add if window.tally is not None else hits.extend
         last = event
