@@ -137,7 +137,7 @@ def main() -> None:
     batched = auditor.audit_many([(t, TURN) for t in texts])
     batched_s = time.perf_counter() - started
     embedded = ENTRY_VECTORS.computed - before
-    same = sum(a.model_dump() == b.model_dump() for a, b in zip(audits, batched))
+    same = sum(a.model_dump() == b.model_dump() for a, b in zip(audits, batched, strict=False))
 
     phrase_only = SummaryAuditor(ledger)
     started = time.perf_counter()

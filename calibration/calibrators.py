@@ -45,7 +45,7 @@ class Calibrator(BaseModel):
     reason: str
 
     @model_validator(mode="after")
-    def _has_its_parameters(self) -> "Calibrator":
+    def _has_its_parameters(self) -> Calibrator:
         needed = {"isotonic": ("x_thresholds", "y_thresholds"), "platt": ("coef", "intercept"),
                   "constant": ("value",)}[self.kind]
         missing = [name for name in needed if getattr(self, name) is None]
@@ -79,7 +79,7 @@ def _distinct(outcome: np.ndarray, prob: np.ndarray) -> tuple[np.ndarray, np.nda
     return (cell % 2).astype(float), values[cell // 2], counts[cell].astype(float)
 
 
-def _fit_isotonic(outcome: np.ndarray, prob: np.ndarray) -> "IsotonicRegression":
+def _fit_isotonic(outcome: np.ndarray, prob: np.ndarray) -> IsotonicRegression:
     from sklearn.isotonic import IsotonicRegression
 
     y, x, weight = _distinct(outcome, prob)
@@ -87,7 +87,7 @@ def _fit_isotonic(outcome: np.ndarray, prob: np.ndarray) -> "IsotonicRegression"
                               out_of_bounds="clip").fit(x, y, sample_weight=weight)
 
 
-def _fit_platt(outcome: np.ndarray, prob: np.ndarray) -> "LogisticRegression":
+def _fit_platt(outcome: np.ndarray, prob: np.ndarray) -> LogisticRegression:
     from sklearn.linear_model import LogisticRegression
 
     # C=inf: no penalty, as in Platt's method; the single feature needs no shrinkage. Newton steps

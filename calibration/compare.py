@@ -110,7 +110,7 @@ def compare_judges(labels: list[LabelRecord], verdicts_a: list[VerdictRecord],
     p_value = binomtest(only_a, only_a + only_b, 0.5).pvalue if only_a + only_b else 1.0
     flipped = [FlippedCase(case=case, reference=t, verdict_a=va, verdict_b=vb,
                            change="fixed" if rb else "broken")
-               for case, t, va, vb, ra, rb in zip(cases, truth, a, b, right_a, right_b) if ra != rb]
+               for case, t, va, vb, ra, rb in zip(cases, truth, a, b, right_a, right_b, strict=False) if ra != rb]
     return Comparison(
         fingerprint_a=single_fingerprint(verdicts_a), fingerprint_b=single_fingerprint(verdicts_b),
         n=len(cases), ties_excluded=sum(ref.label is None for ref in references.values()),

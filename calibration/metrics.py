@@ -35,7 +35,7 @@ class Share(BaseModel):
 
 
 def share(k: int, n: int) -> Share:
-    """k of n as a Share (its value None when n is 0)."""
+    """K of n as a Share (its value None when n is 0)."""
     return Share(value=k / n if n else None, k=int(k), n=int(n))
 
 
@@ -115,7 +115,7 @@ def per_class(y_true: Sequence, y_pred: Sequence, *, labels: Sequence[str]) -> d
     precision, recall, f1, support = precision_recall_fscore_support(
         true, pred, labels=list(labels), zero_division=np.nan)
     return {label: ClassStats(precision=_finite(p), recall=_finite(r), f1=_finite(f), support=int(s))
-            for label, p, r, f, s in zip(labels, precision, recall, f1, support)}
+            for label, p, r, f, s in zip(labels, precision, recall, f1, support, strict=False)}
 
 
 def _finite(value: float) -> float | None:
@@ -130,7 +130,7 @@ def key_agreement(matched: Matched, *, positive: str = "violated") -> Share:
     index of the two sets of violated (case, key) pairs (Jaccard 1912).
     """
     either = both = 0
-    for ref, verdict in zip(matched.references, matched.verdicts):
+    for ref, verdict in zip(matched.references, matched.verdicts, strict=False):
         if ref.key is None:
             continue
         ref_says, judge_says = ref.label == positive, verdict.verdict == positive
@@ -148,7 +148,7 @@ def evidence_agreement(matched: Matched, *, positive: str = "violated") -> Share
     gave the reference label.
     """
     named = agreed = 0
-    for ref, verdict in zip(matched.references, matched.verdicts):
+    for ref, verdict in zip(matched.references, matched.verdicts, strict=False):
         if ref.label == positive and verdict.verdict == positive and ref.evidence_events:
             named += 1
             agreed += verdict.evidence_event in ref.evidence_events

@@ -80,7 +80,7 @@ class JudgeConfig(BaseModel):
         "record for its fingerprint), `binding` (always), `advisory` (never: its violations are flagged)"))
 
     @model_validator(mode="after")
-    def _fits_backend(self) -> "JudgeConfig":
+    def _fits_backend(self) -> JudgeConfig:
         if self.mode.lower() not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
         self.mode = self.mode.lower()

@@ -176,7 +176,7 @@ def test_calibrated_record_review_band_reaches_target_on_its_data():
     record = calibrate(labels, verdicts, name="x", target_precision=0.95, n_boot=50)
     assert record.review_threshold is not None and 0 < record.coverage < 1
     calibrated = record.calibrator.predict([v.confidence for v in verdicts])
-    correct = np.array([l.label == v.verdict for l, v in zip(labels, verdicts)])
+    correct = np.array([l.label == v.verdict for l, v in zip(labels, verdicts, strict=False)])
     auto = calibrated >= record.review_threshold
     assert correct[auto].mean() >= 0.95
     assert auto.mean() == pytest.approx(record.coverage)

@@ -107,8 +107,8 @@ def test_no_judge_is_needed_where_every_rule_ruled_binding_or_not(tmp_path):
     tool (no call of it), that key's rule sees nothing and the judge is needed."""
     from judge.checks import RuleSet
     from judge.grade.consult import judge_needed
-    from judge.grade.windows import RunAccumulator, close_paths, stream_windows
     from judge.grade.findings import window_keys
+    from judge.grade.windows import RunAccumulator, close_paths, stream_windows
     from judge.ledger import load_ledger
     from judge.trace import TraceReader
 

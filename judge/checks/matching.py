@@ -4,8 +4,9 @@ carries a (superseded) value. Shared by every check; nothing here knows a rule."
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from fnmatch import translate as fnmatch_translate
-from typing import Any, Iterable
+from typing import Any
 
 # fnmatchcase(name, pattern) is `re.compile(fnmatch.translate(pattern)).match(name) is not None`
 # behind an lru_cache; rules have few patterns, so their matchers are kept here, and the answer for

@@ -8,8 +8,9 @@ is its spec (judge.checks.spec; the kinds are judge.checks.kinds and plug-ins); 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from msgspec import Struct
 
@@ -86,13 +87,13 @@ class RuleSet:
         self.specs: list[RuleSpec[Any]] = [registered[rule.check] for rule in self.rules]
         # Each rule's own memory of the run (typed by its kind: judge.checks.kinds), by position.
         self.states: list[Any] = [spec.new_state(rule) if spec.new_state else None
-                                  for spec, rule in zip(self.specs, self.rules)]
+                                  for spec, rule in zip(self.specs, self.rules, strict=False)]
         self._index = {rid: i for i, rid in enumerate(self.ids)}
         self.by_key: dict[str, list[tuple[str, Rule]]] = {}
         self.by_kind: dict[str, list[tuple[str, Rule]]] = {}
         self._remembering: dict[str, list[Entry]] = {}
         self._raw: list[tuple[Any, Any, Any]] = []  # (rule, its raw scan, its state)
-        for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states):
+        for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states, strict=False):
             self.by_key.setdefault(rule.key, []).append((rid, rule))
             for kind in (spec.reads & frozenset(spec.reads_of(rule))) if spec.reads_of else spec.reads:
                 self.by_kind.setdefault(kind, []).append((rid, rule))
@@ -126,7 +127,7 @@ class RuleSet:
         # Recovery: the run's retry chains (recovery coherence) and the user messages that restate a
         # violated key (a recovered key's report), fed every event with its hits.
         self.progress = RunProgress([(rid, getattr(rule, "tool", None)) for rid, rule, spec
-                                     in zip(self.ids, self.rules, self.specs) if spec.family == "recovery"])
+                                     in zip(self.ids, self.rules, self.specs, strict=False) if spec.family == "recovery"])
         self.restatements = Restatements(ledger, set(self.by_key))
 
     def state_of(self, rule_id: str) -> Any:
@@ -297,7 +298,7 @@ class RuleSet:
         """One line per rule that skipped events because they came before its key's source turn or
         after its key's session ended, and one when events fall outside the session the run header
         names (what each rule could not judge itself is `rule_notes`)."""
-        by_id = dict(zip(self.ids, self.rules))
+        by_id = dict(zip(self.ids, self.rules, strict=False))
         history = self.ledger.history
         lines = [f"rule {rid} guards {by_id[rid].key!r} from turn {history(by_id[rid].key).introduced}: "
                  f"{count} earlier event(s) it applies to were not checked (first {first})"
@@ -317,7 +318,7 @@ class RuleSet:
 
     def rule_notes(self) -> list[str]:
         """The run's warnings of each rule's own notes (its spec's `notes`, read from its state)."""
-        return [f"rule {rid}: {line}" for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states)
+        return [f"rule {rid}: {line}" for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states, strict=False)
                 if spec.notes is not None for line in spec.notes(rule, state)]
 
     def _remember(self, event: Any, kind: str) -> None:

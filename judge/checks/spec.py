@@ -16,8 +16,9 @@ matches when `by_tool` (and, for state-writes, only for writes of its key when `
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from judge.model.rules import RuleBase
 

@@ -10,8 +10,8 @@ import enum
 import functools
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
 
 import typer
 from rich.console import Console
@@ -158,7 +158,7 @@ def guard_commands(app: typer.Typer) -> None:
 READ_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 
 
-def refuse_overwriting_inputs(outputs: Iterable[Optional[Path]], inputs: Iterable[Optional[Path]]) -> None:
+def refuse_overwriting_inputs(outputs: Iterable[Path | None], inputs: Iterable[Path | None]) -> None:
     """Nothing the user gave is overwritten: an output that is an input, by path or by inode (a
     hard link, a symlink), or an existing data file inside an input folder, is a usage error."""
     from judge.model.limits import same_file
@@ -174,7 +174,7 @@ def refuse_overwriting_inputs(outputs: Iterable[Optional[Path]], inputs: Iterabl
                 raise JudgeInputError("refusing to write over an input file", file=str(path))
 
 
-def write_output(path: Path, text: str, inputs: Iterable[Optional[Path]] = ()) -> None:
+def write_output(path: Path, text: str, inputs: Iterable[Path | None] = ()) -> None:
     """Write a report (creating its folder), never over an input file."""
     refuse_overwriting_inputs([path], inputs)
     try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -21,14 +20,14 @@ def draft_cmd(
     traces: list[Path] = typer.Argument(..., help="JSONL traces of runs of one scenario: the first gives what the "
                                         "user said and what tools returned; all of them give the tools."),
     out: Path = typer.Option(..., "-o", "--out", help="Where to write the drafted scenario (YAML); `-` prints it."),
-    scenario_id: Optional[str] = typer.Option(None, "--id", help="The scenario id (default: the one the first "
+    scenario_id: str | None = typer.Option(None, "--id", help="The scenario id (default: the one the first "
                                               "trace's run header names)."),
-    tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the agent's "
+    tools: Path | None = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the agent's "
                                          "tools, so a forbidden action can name a tool no trace called."),
-    judge: Optional[str] = typer.Option(None, "--judge", help="An llm judge of [tool.judge.judges]: its model "
+    judge: str | None = typer.Option(None, "--judge", help="An llm judge of [tool.judge.judges]: its model "
                                         "proposes entries, deltas and rules too (prompt ledger-draft@1), merged "
                                         "with the offline draft and marked [model]. Default: offline only."),
-    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] table."),
+    config: Path | None = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] table."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it exists."),
 ) -> None:
     """Draft a scenario from what the user said and what tools returned; every entry, delta and rule

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.text import Text
@@ -17,22 +16,22 @@ from judge.cli.common import OnJudgeError, console, refuse_overwriting_inputs, u
 def grade(
     scenario: Path = typer.Argument(..., help="Scenario file (YAML or JSON): the reviewed ledger."),
     traces: list[Path] = typer.Argument(..., help="One or more JSONL traces of runs of that scenario."),
-    judge: Optional[str] = typer.Option(None, "--judge", help="Judge for semantic keys: `none` "
+    judge: str | None = typer.Option(None, "--judge", help="Judge for semantic keys: `none` "
                                         "(deterministic checks only) or a judge name from "
                                         "[tool.judge.judges]; default: [tool.judge].default, else the "
                                         "embedded offline judge `local`."),
-    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] "
+    config: Path | None = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] "
                                           "table (default: $JUDGE_CONFIG, else the nearest pyproject.toml)."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
-    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
-    md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report here (for a PR)."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML page of the runs "
+    json_path: Path | None = typer.Option(None, "--json", help="Write the JSON report here."),
+    junit: Path | None = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    md: Path | None = typer.Option(None, "--md", help="Write a Markdown report here (for a PR)."),
+    html: Path | None = typer.Option(None, "--html", help="Write a self-contained HTML page of the runs "
                                         "here: outcome, veto, first divergence, findings pinned to the trace."),
     floor: float = typer.Option(1.0, "--floor", min=0.0, max=1.0, help="Below 1.0, runs whose only "
                                 "violations are non-safety ones pass while their quality score is >= floor."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report and no progress on stderr; "
                                "exit code only."),
-    on_judge_error: Optional[OnJudgeError] = typer.Option(
+    on_judge_error: OnJudgeError | None = typer.Option(
         None, "--on-judge-error", case_sensitive=False, help="`inconclusive` (default: a key only a judge "
         "could decide that got no verdict makes the run inconclusive, exit 3) or `ignore`; default: "
         "[tool.judge].on_judge_error."),
@@ -40,18 +39,16 @@ def grade(
                                      "(one `judge draft` proposed and no one has reviewed)."),
     no_log: bool = typer.Option(False, "--no-log", help="Do not keep this grade in the run log (.judge/runs/, "
                                 "[tool.judge] log_dir; `judge runs list`)."),
-    tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON: a list, or "
+    tools: Path | None = typer.Option(None, "--tools", help="OpenAI function schemas (JSON: a list, or "
                                          "{\"tools\": [...]}) of the tools the agent was given, e.g. `--tools "
                                          "docs/toolkit/tools.json`: the toolkit of `allowed-tools` rules for every "
                                          "run (default: each trace header's `tools`)."),
 ) -> None:
     """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input,
     usage or configuration; 3: no run failed but one is inconclusive; 4: internal error."""
-    from judge.api import GradeSession
+    from judge.api import GradeSession, read_toolkit
     from judge.cli.progress import Activity
     from judge.render import report as render
-
-    from judge.api import read_toolkit
 
     inputs = [scenario, *traces, *([tools] if tools else [])]
     refuse_overwriting_inputs([json_path, junit, md, html], inputs)
@@ -78,12 +75,12 @@ def grade(
 
 @user_errors
 def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check."),
-             traces: Optional[list[Path]] = typer.Argument(None, help="Traces of the scenario (optional): also "
+             traces: list[Path] | None = typer.Argument(None, help="Traces of the scenario (optional): also "
                                                            "warn for each rule whose tool or argument no trace "
                                                            "calls (with the nearest name), and when a confirm "
                                                            "phrase of an `authorised` rule sits in the user message "
                                                            "that states its key."),
-             tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools "
+             tools: Path | None = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools "
                                                   "the agent was given, e.g. `--tools docs/toolkit/tools.json`: also "
                                                   "warn for each rule whose tool or argument they do not declare "
                                                   "(with the nearest name).")
@@ -114,7 +111,7 @@ def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check."
 @user_errors
 def ledger(
     scenario: Path = typer.Argument(..., help="Scenario file."),
-    turn: Optional[int] = typer.Option(None, "--turn", min=0, help="Show only the ledger after this turn."),
+    turn: int | None = typer.Option(None, "--turn", min=0, help="Show only the ledger after this turn."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Print the expected ledger after each turn that changes it, with that turn's delta."""
@@ -129,7 +126,7 @@ def ledger(
 
 
 @user_errors
-def schema(name: Optional[str] = typer.Argument(None, help="Format name; omit to list them.")) -> None:
+def schema(name: str | None = typer.Argument(None, help="Format name; omit to list them.")) -> None:
     """Print the JSON Schema of a file format (scenario, event, run-header, grade-report, ...)."""
     from judge.api import format_schemas
     from judge.model.schemas import json_schema

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -40,16 +39,16 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind. Beyond loopback, "
                              f"{TOKEN_ENV} must be set."),
     port: int = typer.Option(8321, "--port", min=0, max=65535, help="Port to bind."),
-    reports: Optional[Path] = typer.Option(None, "--reports", help="Folder of `judge grade --json` "
+    reports: Path | None = typer.Option(None, "--reports", help="Folder of `judge grade --json` "
                                            "reports: the review page's queue."),
-    labels: Optional[Path] = typer.Option(None, "--labels", help="Labels JSONL the review page "
+    labels: Path | None = typer.Option(None, "--labels", help="Labels JSONL the review page "
                                           "appends answers to (never rewritten)."),
     scenarios: list[Path] = typer.Option([], "--scenarios", help="Folder of scenario files, for the "
                                          "ledger entries of the review page (repeatable; the trace's "
                                          "folder and its parent are searched too)."),
-    annotator: Optional[str] = typer.Option(None, "--annotator", help="Default annotator name on the "
+    annotator: str | None = typer.Option(None, "--annotator", help="Default annotator name on the "
                                             "review page (default: $JUDGE_ANNOTATOR, else $USER)."),
-    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] "
+    config: Path | None = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] "
                                           "table (default: $JUDGE_CONFIG, else the nearest pyproject.toml)."),
     max_body: int = typer.Option(32 * 1024 * 1024, "--max-body", min=1, help="Largest request body in "
                                  "bytes (413 beyond it)."),

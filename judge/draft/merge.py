@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from judge.checks import spec_for
 from judge.draft.items import DeltaItem, Draft, Entry, Evidence, RuleItem
 from judge.draft.lexicon import content_words
-from judge.checks import spec_for
 from judge.draft.source import Conversation
 from judge.errors import with_article
 from judge.model import Rule

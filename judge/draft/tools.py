@@ -43,7 +43,7 @@ def _exact(verb: str, name: str) -> bool:
 
 
 def _object_match(objects: tuple[str, ...] | list[str], name: str) -> bool:
-    words = [t for t, v in zip(tokens(name), _verbs(name)) if v is None or t in objects]
+    words = [t for t, v in zip(tokens(name), _verbs(name), strict=False) if v is None or t in objects]
     return any(stem_equal(o, t) for o in objects for t in words)
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import secrets
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import Field, ValidationError
 
@@ -33,7 +34,7 @@ STAMP = "%Y%m%d-%H%M%S"
 
 def run_id_for(now: datetime) -> str:
     """`20261201-091354-3fa0`: the UTC second (sorts by time), then a random suffix."""
-    return f"{now.astimezone(timezone.utc):{STAMP}}-{secrets.token_hex(2)}"
+    return f"{now.astimezone(UTC):{STAMP}}-{secrets.token_hex(2)}"
 
 
 def _order(path: Path) -> tuple[str, int, str]:
@@ -56,7 +57,7 @@ def write_run(report: GradeReport, directory: str | Path, *, now: datetime | Non
                                               encoding="utf-8")
     text = report.model_dump_json(by_alias=True, indent=2) + "\n"
     for _ in range(8):
-        path = directory / (run_id_for(now or datetime.now(timezone.utc)) + SUFFIX)
+        path = directory / (run_id_for(now or datetime.now(UTC)) + SUFFIX)
         try:
             with path.open("x", encoding="utf-8") as handle:
                 handle.write(text)
@@ -91,7 +92,7 @@ class LoggedRun(Strict):
 
 def _when(stem: str) -> datetime | None:
     try:
-        return datetime.strptime(stem[:15], STAMP).replace(tzinfo=timezone.utc)
+        return datetime.strptime(stem[:15], STAMP).replace(tzinfo=UTC)
     except ValueError:
         return None
 
@@ -210,7 +211,7 @@ def _pairs(a: list[RunReport], b: list[RunReport]) -> tuple[list[tuple[RunReport
                 pairs.append((run, match))
                 left_a.remove(run)
                 left_b.remove(match)
-    pairs += list(zip(left_a, left_b))
+    pairs += list(zip(left_a, left_b, strict=False))
     n = min(len(left_a), len(left_b))
     return pairs, left_a[n:], left_b[n:]
 

@@ -4,9 +4,10 @@ and return verdict records the `calibration` package reads (`judge calibrate --j
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from judge.errors import JudgeInputError
 from judge.grade.run import grade_trace

@@ -73,7 +73,7 @@ def add_summary_findings(checkpoints: list[Any], windows: list[Any], violations:
     that is not binding, a rule's verdict on the key stands with the summary's opinion kept for
     review, and a key no rule ruled on is `flagged` (a person decides)."""
     for turn, finding in violations:
-        for cp, window in zip(checkpoints, windows):
+        for cp, window in zip(checkpoints, windows, strict=False):
             if window.from_turn <= turn <= cp.after_turn:
                 cp.findings = [_with_summary(f, finding, binding) if f.key == finding.key else f
                                for f in cp.findings]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from judge.checks import Hit, RuleSet, leak_kinds
-from judge.checks.restated import Restatements
 from judge.checks.paths import CallLog, forbidden_path_hits, path_review
+from judge.checks.restated import Restatements
 from judge.judges.base import JudgeResult
 from judge.ledger import ExpectedLedger
 from judge.model import Checkpoint, Event, PathReview, Recovery

@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Iterable
 
 MASK = "[model]"
 WORDS_FILE = Path(__file__).with_name("data") / "model_words.txt"

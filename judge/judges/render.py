@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from judge.judges.base import JudgeRequest, LedgerRow
 from judge.judges.blinding import MASK, mask_names  # noqa: F401  (MASK: part of this module's face)

@@ -20,4 +20,9 @@ from judge.ledger.reducer import (
                                   session_at,
 )
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [
+    "DRAFT_MESSAGE", "EntrySnapshot", "ExpectedLedger", "KeyHistory", "LintIssue", "ScenarioFormatError",
+    "USER_INSTRUCTION_CLASSES", "Version", "build_ledger", "dotted", "format_problems", "line_of", "lint",
+    "lint_file", "lint_path", "load_ledger", "load_scenario", "pair_issues", "read_structured", "refuse_draft",
+    "session_at", "validate_scenario"
+]

@@ -66,7 +66,7 @@ class JudgeFingerprint(SetFields):
         """The fingerprint as JSON data (what `Judge.fingerprint()` returns and records store)."""
         return self.model_dump(mode="json")
 
-    def named(self, name: str | None) -> "JudgeFingerprint":
+    def named(self, name: str | None) -> JudgeFingerprint:
         """The same fingerprint with the configured name first (what a report carries)."""
         if not name:
             return self

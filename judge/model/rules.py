@@ -91,7 +91,9 @@ class _RegisteredRule:
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         models = tuple(rule_models().values())
-        return handler.generate_schema(Annotated[Union[models], Field(discriminator="check")])  # type: ignore[arg-type]
+        # Union of a tuple made at run time: `|` has no spelling for it.
+        union = Union[models]  # noqa: UP007
+        return handler.generate_schema(Annotated[union, Field(discriminator="check")])  # type: ignore[arg-type]
 
 
 Rule = Annotated[RuleBase, _RegisteredRule]

@@ -12,9 +12,9 @@ from rich.text import Text
 
 from judge.model import Finding, GradeReport, Recovery, RunReport
 from judge.render import style
-from judge.render.style import STATUS_STYLE, VERDICT_STYLE
 from judge.render.fingerprint import judge_label as _judge_label
 from judge.render.fingerprint import judge_trust as _judge_trust
+from judge.render.style import STATUS_STYLE, VERDICT_STYLE
 
 
 def to_json(report: GradeReport) -> str:

@@ -240,6 +240,6 @@ def grade_request(request: GradeRequest, pool: JudgePool) -> Graded:
     scenario_input = _input(request.scenario, request.scenario_name or SCENARIO_NAME)
     runs = [session.grade_run(ledger, _trace_source(trace), floor=request.floor, name=name,
                               inputs={"scenario": scenario_input, "traces": [_input(trace, name)]})
-            for trace, name in zip(request.traces, names)]
+            for trace, name in zip(request.traces, names, strict=False)]
     report = session.report(runs, floor=request.floor)
     return Graded(report=report, exit_code=session.exit_code(report))

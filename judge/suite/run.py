@@ -16,9 +16,10 @@ import dataclasses
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from judge.errors import JudgeInputError
 from judge.grade import GradeSession
@@ -176,7 +177,7 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
         full = r.pop("report", None)
         if full is not None:
             out.run_reports[r["trace"]] = RunReport.model_validate(full)
-    runs = [PartRun(index=i, scenario=plan.tasks[i].scenario, result=_run_result(r)) for i, r in zip(mine, raw)]
+    runs = [PartRun(index=i, scenario=plan.tasks[i].scenario, result=_run_result(r)) for i, r in zip(mine, raw, strict=False)]
     listing = json.dumps([[t.scenario, t.trace] for t in plan.tasks])
     part = SuitePart(
         suite=plan.suite, manifest=str(manifest_path), manifest_sha256=sha256_file(manifest_path), shard=k, shards=n,

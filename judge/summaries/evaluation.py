@@ -120,7 +120,7 @@ def _youden(scores: list[float], positive: list[bool]) -> tuple[float, float]:
     neg = len(positive) - pos
     if not pos or not neg:
         return 0.0, min(scores) if scores else 0.5
-    pairs = sorted(zip(scores, positive), reverse=True)
+    pairs = sorted(zip(scores, positive, strict=False), reverse=True)
     best_j, best_t, tp, fp = -1.0, pairs[0][0], 0, 0
     for i, (score, is_pos) in enumerate(pairs):
         tp += is_pos
@@ -222,7 +222,7 @@ def measure(rows: list[Row], verdicts: dict[str, str]) -> dict[str, Any]:
     required = [i for i, ref in enumerate(matched.references) if ref.label != "not-required"]
     failed_true = [matched.y_true[i] not in ("preserved",) for i in required]
     failed_pred = [matched.y_pred[i] not in ("preserved", "unassessed") for i in required]
-    tp = sum(a and b for a, b in zip(failed_true, failed_pred))
+    tp = sum(a and b for a, b in zip(failed_true, failed_pred, strict=False))
     return {
         "cases": len(matched.references),
         "accuracy": round(accuracy(matched.y_true, matched.y_pred), 4),

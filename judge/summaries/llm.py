@@ -15,8 +15,9 @@ replay judge records checkpoint verdicts, not summary audits.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from judge.config import JudgeConfig
 from judge.judges.cache import VerdictCache

@@ -22,8 +22,8 @@ pass over each sentence's words, a bounded look-back for negations and intention
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from judge.text.claim_target import (
     ADVERBS,

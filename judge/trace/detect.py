@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from judge.trace.gates import TRIGGER, Classified, hint_spans, lower
 from judge.trace.names import is_secret_name

@@ -26,8 +26,8 @@ less.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Iterator
 
 # Countries whose national format (trunk prefix 0) is recognised without a country code.
 NATIONAL_REGIONS = ("GB", "DE", "FR", "JP", "AU", "IT", "NL", "BE", "CH", "AT", "SE", "IE", "NZ", "IN",

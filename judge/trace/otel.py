@@ -51,11 +51,11 @@ from typing import Any
 
 from judge.errors import JudgeInputError
 from judge.trace.build import (
+    EventBuilder,
+    ImportSummary,
     as_args,
     atomic_import,
     check_text_file,
-    EventBuilder,
-    ImportSummary,
     maybe_json,
     refuse_input,
     safe_name,

@@ -21,8 +21,18 @@ from pydantic import Field
 
 from judge.checks.arguments import MISSING, arg_at
 from judge.checks.asking import action_words, asks_about, entry_words
-from judge.checks.grounding import (ASKED, LEDGER, MAX_FORMS, MAX_TEXT, TOOL, USER, Grounds, forms_of_text, leaves,
-                                    sources_text)
+from judge.checks.grounding import (
+    ASKED,
+    LEDGER,
+    MAX_FORMS,
+    MAX_TEXT,
+    TOOL,
+    USER,
+    Grounds,
+    forms_of_text,
+    leaves,
+    sources_text,
+)
 from judge.checks.matching import tool_is
 from judge.checks.spec import Outcome, RuleContext, RuleSpec
 from judge.model.rules import RuleBase
