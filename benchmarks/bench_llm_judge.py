@@ -221,7 +221,7 @@ def bench_throughput(out: list[str], n: int = N, delay: float = DELAY, *, client
     requests, ideal = throughput_requests(n), n * delay / CONCURRENCY
     figures: dict[str, list[tuple[float, float, int, int]]] = {name: [] for name in clients}
     try:
-        for name, overrides in clients.items():  # warm-up: imports, connections
+        for overrides in clients.values():  # warm-up: imports, connections
             asyncio.run(judge_all(LLMJudge(base.model_copy(update={**overrides, "cache": False})), requests[:4]))
         for _ in range(repeats):
             for name, overrides in clients.items():

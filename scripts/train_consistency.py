@@ -116,8 +116,8 @@ def r6(values) -> list:
 
 
 def balanced_accuracy(flags: list[bool], labels: list[int]) -> float:
-    pos = [f for f, l in zip(flags, labels, strict=False) if l == 0]  # inconsistent: should be flagged
-    neg = [not f for f, l in zip(flags, labels, strict=False) if l == 1]
+    pos = [f for f, label in zip(flags, labels, strict=False) if label == 0]  # inconsistent: should be flagged
+    neg = [not f for f, label in zip(flags, labels, strict=False) if label == 1]
     return (sum(pos) / max(1, len(pos)) + sum(neg) / max(1, len(neg))) / 2
 
 

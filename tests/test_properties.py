@@ -268,7 +268,7 @@ step = st.one_of(
 def build_trace(steps: list[tuple[int, tuple]]) -> list[dict]:
     out: list[dict] = []
     for n, (turn, (what, *args)) in enumerate(steps):
-        eid = lambda suffix="": f"e{n}{suffix}"  # noqa: E731
+        eid = lambda suffix="", n=n: f"e{n}{suffix}"  # noqa: E731
         if what == "write":
             out.append({"id": eid(), "turn": turn, "kind": "state-write", "key": args[0], "value": args[1]})
         elif what == "summary":

@@ -56,7 +56,7 @@ def test_nothing_redacted_reaches_the_report():
 
 
 from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st
+from hypothesis import strategies as st  # noqa: E402
 
 from judge.trace.redact import line_needs_redaction, lines_needing_redaction, redact_event_dict  # noqa: E402
 

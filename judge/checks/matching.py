@@ -105,7 +105,7 @@ class Carrier:
             else:
                 normed = norm(leaf)
                 folded = leaf.casefold() if isinstance(leaf, str) else None
-                for norm_old, word, search in olds:
+                for norm_old, _word, search in olds:
                     if normed == norm_old:
                         return True
                     if search is not None and folded is not None and search(folded):

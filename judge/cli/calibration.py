@@ -82,7 +82,7 @@ def calibrate_command(
         "record (stale), naming what changed.")] = False,
     config: Annotated[Path | None, typer.Option("--config", help="TOML holding [tool.judge].")] = None,
     scenarios: Annotated[list[Path], typer.Option(
-        "--scenarios", help="Folders to look for scenario files in (besides each trace's folder).")] = [],
+        "--scenarios", help="Folders to look for scenario files in (besides each trace's folder).")] = [],  # noqa: B006 (typer's default; never mutated)
     verdicts_out: Annotated[Path | None, typer.Option(
         "--verdicts-out", help="With --judge: also keep the verdicts it produced (JSONL).")] = None,
     target_precision: Annotated[float, typer.Option(

@@ -22,7 +22,7 @@ from judge.errors import JudgeInputError
 err = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
 
 
-class OnJudgeError(str, enum.Enum):
+class OnJudgeError(str, enum.Enum):  # noqa: UP042 (StrEnum would change how members format)
     """`--on-judge-error`: what a key only a judge could decide does to its run when the judge gave
     no verdict (`[tool.judge].on_judge_error`)."""
 

@@ -30,7 +30,7 @@ from judge.prompts import Prompt
 
 RENDER_VERSION = 3  # bump when what a judge sees changes: it is part of the judge fingerprint
 FENCE_TAGS = ("trace_data", "summary_data", "ledger_data", "event")
-_FENCE_RE = re.compile(r"<(\s*/?\s*(?:%s)\b)" % "|".join(FENCE_TAGS), re.IGNORECASE)
+_FENCE_RE = re.compile(r"<(\s*/?\s*(?:{})\b)".format("|".join(FENCE_TAGS)), re.IGNORECASE)
 # Every character that starts a new line somewhere (str.splitlines breaks on all of them) and every
 # invisible format character (zero-width spaces and joiners, bidi controls: Unicode category Cf).
 _BREAKS = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")

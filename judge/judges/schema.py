@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
@@ -106,7 +106,7 @@ def _strict(node: Any) -> None:
 
 @lru_cache(maxsize=1024)
 def _verdict_model(keys: tuple[str, ...], event_ids: tuple[str, ...]) -> type[BaseModel]:
-    evidence: Any = Optional[_literal(event_ids)] if event_ids else Optional[Literal[None]]  # type: ignore[valid-type]
+    evidence: Any = _literal(event_ids) | None if event_ids else Literal[None] | None  # type: ignore[valid-type]
     finding = create_model(
         "Finding",
         __base__=_FindingBase,

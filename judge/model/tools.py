@@ -8,7 +8,7 @@ read as `parameters`, so an MCP `tools/list` result reads as it is. judge.trace.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, field_validator
 
@@ -45,7 +45,7 @@ class FunctionTool(Strict):
     function: ToolSchema
 
 
-ToolEntry = Union[FunctionTool, ToolSchema]
+ToolEntry = FunctionTool | ToolSchema
 """One tool of a toolkit: a bare schema, or the `{"type": "function", "function": {...}}` wrapper."""
 
 

@@ -168,7 +168,7 @@ class _TraceMapper:
             steps.append((span.end_ns, 0, -d, span.order, "end", span, attrs))
         steps.sort(key=lambda s: s[:4])
         # A tool span rarely records its result; the next model call's input usually does.
-        for *_, phase, span, attrs in steps:
+        for *_, phase, _span, attrs in steps:
             if phase == "start":
                 for message in _messages(attrs.get("gen_ai.input.messages")):
                     for part in message.get("parts") or []:
