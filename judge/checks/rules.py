@@ -127,7 +127,8 @@ class RuleSet:
         # Recovery: the run's retry chains (recovery coherence) and the user messages that restate a
         # violated key (a recovered key's report), fed every event with its hits.
         self.progress = RunProgress([(rid, getattr(rule, "tool", None)) for rid, rule, spec
-                                     in zip(self.ids, self.rules, self.specs, strict=False) if spec.family == "recovery"])
+                                     in zip(self.ids, self.rules, self.specs, strict=False)
+                                     if spec.family == "recovery"])
         self.restatements = Restatements(ledger, set(self.by_key))
 
     def state_of(self, rule_id: str) -> Any:
@@ -318,7 +319,8 @@ class RuleSet:
 
     def rule_notes(self) -> list[str]:
         """The run's warnings of each rule's own notes (its spec's `notes`, read from its state)."""
-        return [f"rule {rid}: {line}" for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states, strict=False)
+        return [f"rule {rid}: {line}"
+                for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states, strict=False)
                 if spec.notes is not None for line in spec.notes(rule, state)]
 
     def _remember(self, event: Any, kind: str) -> None:

@@ -2,7 +2,8 @@
 
 Exit codes: `suite` (and `suite merge`: judge.cli.suite_merge) 0 when the release rules pass, 1 when
 they fail, 3 when no rule failed but a run was inconclusive (a shard, `--shard K/N`: 0 once its part is
-written), 130 when interrupted (Ctrl-C: the workers are terminated, one line on stderr); `slice` 0 when re-grading the slice reproduces the first divergence (or it came
+written), 130 when interrupted (Ctrl-C: the workers are terminated, one line on stderr); `slice` 0 when re-grading the
+slice reproduces the first divergence (or it came
 from the judge), 1 when it does not; both 2 on bad input or configuration (one line on stderr, no
 traceback) and 4 on an internal error.
 """
@@ -86,7 +87,8 @@ def _suite(manifest: Path, suite: str | None, judge: str | None, config: Path | 
     if shard is not None or out is not None:  # one shard of the suite, into a part (judge.cli.suite_merge)
         from judge.cli.suite_merge import grade_shard
 
-        grade_shard(manifest, shard, out, {"--json": json_path, "--junit": junit, "--md": md, "--html": html, "--compare": compare},
+        grade_shard(manifest, shard, out,
+                    {"--json": json_path, "--junit": junit, "--md": md, "--html": html, "--compare": compare},
                     quiet, suite=suite, judge_name=_default_judge(judge, config), config_file=config, jobs=jobs,
                     on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft,
                     tools=tools)
@@ -122,9 +124,11 @@ def _suite(manifest: Path, suite: str | None, judge: str | None, config: Path | 
 
 @user_errors
 def slice_command(
-    report: Path = typer.Argument(..., help="A grade report (`judge grade --json`) or suite report (`judge suite --json`)."),
+    report: Path = typer.Argument(..., help="A grade report (`judge grade --json`) or suite report "
+                                            "(`judge suite --json`)."),
     run: str = typer.Option(..., "--run", help="Run id of the failing run."),
-    out: Path = typer.Option(..., "-o", "--out", help="Folder to write scenario.yaml, trace.jsonl and slice.json into."),
+    out: Path = typer.Option(..., "-o", "--out",
+                             help="Folder to write scenario.yaml, trace.jsonl and slice.json into."),
     scenario: Path | None = typer.Option(None, "--scenario", help="The run's scenario file (default: the "
                                             "one the report names, else a file with its id beside the trace)."),
 ) -> None:

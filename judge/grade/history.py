@@ -1,7 +1,8 @@
 """The run log: every `judge grade` keeps its JSON report in a folder (`.judge/runs/` beside the
 project by default; judge.config.run_log_dir), under a name that sorts by time and is unique
 (`20261201-091354-3fa0.json`: the UTC second, then a random suffix; the file is created
-exclusively, never over another; runs of the same second are ordered by their files' mtime). This module writes a report there, lists the log, finds
+exclusively, never over another; runs of the same second are ordered by their files' mtime). This module writes a
+report there, lists the log, finds
 a logged run by path, id, id prefix, `latest` or `previous`, and compares two reports: for each
 scenario both graded, which keys newly fail, which were fixed, and how quality and outcome moved.
 It returns models; judge.render.history turns them into text.

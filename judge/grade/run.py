@@ -135,7 +135,8 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
     report = _run_report(reader, ledger, rules, checkpoints, acc, count, name,
                          run_provenance(reader.header, judge=fingerprint, inputs=inputs))
     report.warnings += [f"state-write of key {key!r} at {event}: the ledger has no such key (a typo, or an entry to "
-                        "add to the scenario); no rule guards that key and no judge checks it" for key, event in unknown.items()]
+                        "add to the scenario); no rule guards that key and no judge checks it"
+                        for key, event in unknown.items()]
     report.cost.judge_errors = sum(answer_errors(w, keys) for w, keys in zip(acc.windows, keys_by_window, strict=False))
     if audits:
         report.summaries = list(audits)

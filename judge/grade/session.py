@@ -82,7 +82,8 @@ class GradeSession:
         """The one-line warning a stale calibration adds to every run, or None when it is current."""
         if not self.stale_reasons:
             return None
-        advisory = " (so the judge is advisory)" if self.trust is not None and self.trust.authority == "calibrated" else ""
+        calibrated = self.trust is not None and self.trust.authority == "calibrated"
+        advisory = " (so the judge is advisory)" if calibrated else ""
         return (f"calibration of judge {self.judge_name or 'judge'!r} is stale: " + "; ".join(self.stale_reasons)
                 + advisory)
 

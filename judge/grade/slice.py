@@ -74,7 +74,8 @@ def _history_before(ledger: ExpectedLedger, h: KeyHistory, base: int) -> list[di
                     "note": f"{note} (turn {done})"})
         if marks[-1][1] == "reopen":
             out.append({"turn": base, "op": "reopen", "key": h.key,
-                        "source": sources.get(("reopen", marks[-1][0]), "user"), "note": f"{note} (turn {marks[-1][0]})"})
+                        "source": sources.get(("reopen", marks[-1][0]), "user"),
+                        "note": f"{note} (turn {marks[-1][0]})"})
     return out
 
 
@@ -292,7 +293,8 @@ def write_slice(report_path: str | Path, run_id: str, out_dir: str | Path, *,
         regraded = None if judged else _regrade(scenario_out, trace_out)
         result = SliceResult(out, scenario_out, trace_out, [e.id for e in events],
                              [e.id for e in events if e.id not in slice_ids],
-                             [e["key"] for e in draft["ledger"]] + [d["key"] for d in draft["deltas"] if d["op"] == "add"],
+                             [e["key"] for e in draft["ledger"]]
+                             + [d["key"] for d in draft["deltas"] if d["op"] == "add"],
                              divergence, regraded, None if judged else _same(regraded, divergence))
         first = first or result
         if judged or result.verified:

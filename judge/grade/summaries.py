@@ -4,7 +4,8 @@ safety-critical entry the summary lost, distorted or revived as obsolete is a vi
 summary's event, so it can be the first divergence.
 
 Summaries are audited while grading when the run's judge backend audits while grading (its spec
-says so: the embedding judge), since its model is already loaded, so the semantic layer runs beside the phrase layer. With `--judge none` (or an LLM
+says so: the embedding judge), since its model is already loaded, so the semantic layer runs beside the phrase layer.
+With `--judge none` (or an LLM
 judge) the phrase layer alone would only repeat the `summary-phrases` rules the grade already
 reports, so no audit is kept: grading stays streaming (a million-event trace can hold tens of
 thousands of summaries) and handoff fidelity comes from those rules. `judge audit-summary` runs

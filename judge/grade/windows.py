@@ -107,7 +107,8 @@ class RunAccumulator:
     first_hit: Hit | None = None
     recovery: dict[str, Recovery] = field(default_factory=dict)
     restatements: Restatements | None = None  # the RuleSet's: who restated a key before it recovered
-    _stretch: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> (index, turn) of the violation a recovery answers
+    # key -> (index, turn) of the violation a recovery answers
+    _stretch: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def close(self, window: Window) -> None:
         # A compliant use of a rule counts as recovery only when that event broke no rule at all.

@@ -3,7 +3,8 @@
 One tool is `{"name", "description"?, "parameters"?}` (parameters: a JSON Schema object), bare or
 wrapped as `{"type": "function", "function": {...}}` (the chat-completions `tools` list); a file
 is a list of them or `{"tools": [...]}`. Anthropic's `input_schema` and MCP's `inputSchema` are
-read as `parameters`, so an MCP `tools/list` result reads as it is. judge.trace.toolkit reads the file; the rules read the resulting Toolkit.
+read as `parameters`, so an MCP `tools/list` result reads as it is. judge.trace.toolkit reads the file; the rules read
+the resulting Toolkit.
 """
 
 from __future__ import annotations

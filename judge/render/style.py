@@ -35,8 +35,8 @@ NOTE = "judge-note"  # the meta key marking a table's note column
 
 def table(*columns: str, title: str | None = None, note: str | None = None, show_header: bool = True) -> Table:
     """A house table with `columns` (no wrap) and, last, a wrapping `note` column."""
-    t = Table(title=Text(title) if title is not None else None, title_justify="left", title_style="bold", box=None, pad_edge=False,
-              show_header=show_header, header_style=HEADER_STYLE, show_edge=False)
+    t = Table(title=Text(title) if title is not None else None, title_justify="left", title_style="bold", box=None,
+              pad_edge=False, show_header=show_header, header_style=HEADER_STYLE, show_edge=False)
     for name in columns:
         t.add_column(name, no_wrap=True)
     if note is not None:
@@ -111,4 +111,5 @@ def render(console: Console, t: Table) -> None:
         if pairs:
             console.print(Padding(Text(" · ").join(pairs), (0, 0, 0, 2), expand=False))
         if note is not None and _plain(cells[-1]):
-            console.print(Padding(cells[-1] if isinstance(cells[-1], Text) else Text(str(cells[-1])), (0, 0, 0, 2), expand=False))
+            last = cells[-1] if isinstance(cells[-1], Text) else Text(str(cells[-1]))
+            console.print(Padding(last, (0, 0, 0, 2), expand=False))

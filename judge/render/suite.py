@@ -137,7 +137,8 @@ def _failure(r) -> str:
     parts = []
     v, d = r.veto, r.first_divergence
     if v is not None:
-        parts.append(f"veto {', '.join(v.keys or [v.key])} violated at {v.event} (turn {v.turn}, rule {v.rule or 'judge'})")
+        parts.append(f"veto {', '.join(v.keys or [v.key])} violated at {v.event} "
+                     f"(turn {v.turn}, rule {v.rule or 'judge'})")
     if d is not None:
         parts.append(f"first divergence {d.key} at {d.event} (turn {d.turn}, rule {d.rule or 'judge'})")
     return "; ".join(parts) or "run failed"

@@ -1,7 +1,8 @@
 """The review queue: findings of saved grade reports that a person should look at.
 
 A finding is queued when it is marked `needs_review` or `disagreement`, or its verdict is
-`judge-error` or `flagged` (a judge that is not binding said violated where no rule ruled). Reports are the files `judge grade --json` writes (every `*.json` under a folder). For
+`judge-error` or `flagged` (a judge that is not binding said violated where no rule ruled). Reports are the files
+`judge grade --json` writes (every `*.json` under a folder). For
 each queued finding the queue shows what it can find, and says what it could not:
 
 - the trace slice: the events of the checkpoint's window (the turns after the previous checkpoint up

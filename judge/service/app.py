@@ -3,7 +3,8 @@ runs it with uvicorn.
 
 Endpoints: `POST /v1/grade` (the report `judge grade --json` writes), `POST /v1/audit-summary` (the
 summary audit of `judge audit-summary --json`), `GET /v1/judges`, `GET /v1/schema[/{name}]`, `GET /healthz`, the
-OpenAPI docs at `/docs` and `/redoc` (served from the fastapi-offline package's files: no CDN), and the review page at `/review` (judge/review_web.py).
+OpenAPI docs at `/docs` and `/redoc` (served from the fastapi-offline package's files: no CDN), and the review page at
+`/review` (judge/review_web.py).
 
 Errors a client causes are JSON `{"detail": "<one line>"}` whose text is the CLI's message for the
 same input (file, line, field): 422 for bad content, 401 without the token, 404 for an unknown

@@ -3,7 +3,8 @@
 The manifest (judge.suite.manifest) names each scenario's file and runs. Every run found is graded; fewer than
 `repetitions` means the missing ones count as failed runs. Grading is CPU-bound Python, so runs go
 to worker processes (one per core by default, forked once: judge.suite.pool), streamed to them one
-at a time; each sends back a compact result, so memory follows the largest run, not the number of runs. The summary and the
+at a time; each sends back a compact result, so memory follows the largest run, not the number of runs. The summary
+and the
 release rules are in judge.suite.result; the manifest in judge.suite.manifest; the workers
 in judge.suite.worker; shards and their parts in judge.suite.part. Every grading makes a part
 (an unsharded one is shard 1/1) and every report is made from a whole suite's part (`report_of`), so
@@ -141,7 +142,8 @@ def _plan(manifest_path: Path, suite: str | None, allow_draft: bool) -> _Plan:
     for sid in definition.scenarios:
         ref = manifest.scenarios[sid]
         spath = Path(os.path.normpath(manifest_path.parent / ref.file))
-        where = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "file")), field=f"scenarios.{sid}.file")
+        where = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "file")),
+                     field=f"scenarios.{sid}.file")
         if not spath.is_file():
             raise JudgeInputError(f"scenario file not found: {spath}", **where)
         ledger = plan.ledgers[str(spath)] = load_ledger(spath, allow_draft=allow_draft)
@@ -177,7 +179,8 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
         full = r.pop("report", None)
         if full is not None:
             out.run_reports[r["trace"]] = RunReport.model_validate(full)
-    runs = [PartRun(index=i, scenario=plan.tasks[i].scenario, result=_run_result(r)) for i, r in zip(mine, raw, strict=False)]
+    runs = [PartRun(index=i, scenario=plan.tasks[i].scenario, result=_run_result(r))
+            for i, r in zip(mine, raw, strict=False)]
     listing = json.dumps([[t.scenario, t.trace] for t in plan.tasks])
     part = SuitePart(
         suite=plan.suite, manifest=str(manifest_path), manifest_sha256=sha256_file(manifest_path), shard=k, shards=n,

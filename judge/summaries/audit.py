@@ -85,7 +85,8 @@ def phrase_layer(ledger: ExpectedLedger, entries: list[AuditEntry], text: str) -
     folded = text.casefold()
     out: dict[str, LayerFinding] = {}
     rules = ledger.scenario.rules
-    for rule, rid in zip(rules, rule_ids(rules), strict=False):  # the grade report's ids: distinct when a key has several
+    # the grade report's ids: distinct when a key has several
+    for rule, rid in zip(rules, rule_ids(rules), strict=False):
         if not isinstance(rule, SummaryPhrasesRule) or rule.key not in required:
             continue
         if rule.require and not any(p.casefold() in folded for p in rule.require):

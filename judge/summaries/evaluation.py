@@ -250,7 +250,8 @@ def write_thresholds(path: str | Path, thresholds: Thresholds, *, labels_sha256:
     data = {"version": 1, "model": thresholds.model, "labels": "labels/summaries",
             "labels_sha256": labels_sha256, "consistency_sha256": weights_sha256(),
             "split": {"train": train, "test": test,
-                                                      "rule": f"within each kind, sorted by sha256(id), every {HELD_OUT_EVERY}rd held out"},
+                                                      "rule": "within each kind, sorted by sha256(id), "
+                                                              f"every {HELD_OUT_EVERY}rd held out"},
             "method": "Youden's J on addressed-vs-missing per entry class (global where a class has < "
                       f"{MIN_PER_SIDE} of either); competition weight chosen on the grid {list(COMPETITION_GRID)}",
             "thresholds": thresholds.as_dict(), "fit": fit_info,
@@ -327,11 +328,13 @@ def markdown_table(report: dict[str, Any], split_name: str = "test") -> str:
              "|---|---:|" + "---|" * len(layers)]
     for status in STATUSES:
         support = stats[layers[0]]["per_class"][status]["support"]
-        row = [f"{cell(stats[layer]['per_class'][status]['precision'])} / {cell(stats[layer]['per_class'][status]['recall'])}"
-               for layer in layers]
+        row = [f"{cell(stats[layer]['per_class'][status]['precision'])} / "
+               f"{cell(stats[layer]['per_class'][status]['recall'])}" for layer in layers]
         lines.append(f"| {status} | {support} | " + " | ".join(row) + " |")
-    lost = [f"{cell(stats[layer]['lost_entry']['precision'])} / {cell(stats[layer]['lost_entry']['recall'])}" for layer in layers]
-    lines.append(f"| any failure (lost entry) | {stats[layers[0]]['lost_entry']['support']} | " + " | ".join(lost) + " |")
+    lost = [f"{cell(stats[layer]['lost_entry']['precision'])} / {cell(stats[layer]['lost_entry']['recall'])}"
+            for layer in layers]
+    lines.append(f"| any failure (lost entry) | {stats[layers[0]]['lost_entry']['support']} | "
+                 + " | ".join(lost) + " |")
     acc = [f"{stats[layer]['accuracy']:.2f}" for layer in layers]
     lines.append("| entry accuracy | " + str(stats[layers[0]]["cases"]) + " | " + " | ".join(acc) + " |")
     summ = [f"{stats[layer]['summaries']['correct']}/{stats[layer]['summaries']['summaries']}" for layer in layers]

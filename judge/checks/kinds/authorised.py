@@ -129,8 +129,9 @@ SPEC = RuleSpec(
                   "entry active at that turn. A phrase inside a prohibition or a condition (\"do not charge until "
                   "I confirm\", \"without my OK\", \"before I confirm\", \"unless I say yes\", \"wait for my "
                   "confirmation\", \"don't go ahead\"), a question (\"Hmm, yes? Is the price final?\", \"Should I go "
-                  "ahead?\") or a deferral (\"confirm later\", \"I'll confirm tomorrow\") does not confirm, nor does the "
-                  "message that stated or set the guarded key. \"Operation authorised\" is kept apart from \"API succeeded\"",
+                  "ahead?\") or a deferral (\"confirm later\", \"I'll confirm tomorrow\") does not confirm, nor does "
+                  "the message that stated or set the guarded key. \"Operation authorised\" is kept apart from "
+                  "\"API succeeded\"",
     draft=DraftSpec(needs_tool=True, fields=lambda arg, values: {"confirm": list(values) or list(CONFIRM_PHRASES)},
                     values_help="authorised: confirm phrases"),
     position=70,
