@@ -129,7 +129,7 @@ def ledger(
 def schema(name: str | None = typer.Argument(None, help="Format name; omit to list them.")) -> None:
     """Print the JSON Schema of a file format (scenario, event, run-header, grade-report, ...)."""
     from judge.api import format_schemas
-    from judge.model.schemas import json_schema
+    from judge.model import json_schema
 
     formats = format_schemas()
     if name is None:

@@ -218,7 +218,7 @@ def _api_routes(app: FastAPI) -> None:
         """The JSON Schema of a file format, as `judge schema NAME` prints it."""
         from judge.api import format_schemas
         from judge.errors import UsageError
-        from judge.model.schemas import json_schema
+        from judge.model import json_schema
 
         try:
             return JSONResponse(json_schema(name, format_schemas()))
