@@ -73,7 +73,7 @@ class Agreement(BaseModel):
     confusion: list[list[int]]  # rows = verdicts A, columns = verdicts B
 
 
-def _none_if_nan(value: float) -> float | None:
+def _none_if_nan(value: float | np.ndarray) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
@@ -92,7 +92,7 @@ def compare_judges(labels: list[LabelRecord], verdicts_a: list[VerdictRecord],
              if ref.label is not None and case in by_a and case in by_b]
     if not cases:
         raise CalibrationInputError("no labelled case was judged by both judges", field="case")
-    truth = [references[case].label for case in cases]
+    truth = [label for case in cases if (label := references[case].label) is not None]  # cases have one
     a, b = [by_a[case] for case in cases], [by_b[case] for case in cases]
     classes = sorted(set(truth) | set(a) | set(b))
     k = len(classes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from calibration.confidence import ReliabilityBin
 
@@ -28,7 +29,7 @@ def reliability_diagram(bins: list[ReliabilityBin] | None, path: str | Path, *, 
     return path
 
 
-def _draw(figure, bins: list[ReliabilityBin], *, title: str, ece: float | None) -> None:
+def _draw(figure: Any, bins: list[ReliabilityBin], *, title: str, ece: float | None) -> None:
     top, bottom = figure.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     width = bins[0].upper - bins[0].lower
     centres = [b.lower + width / 2 for b in bins]
