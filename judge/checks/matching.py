@@ -43,7 +43,7 @@ def matches(expected: Any, actual: Any) -> bool:
         return glob(expected, actual)
     if isinstance(expected, str) and isinstance(actual, str):
         return expected.casefold() == actual.casefold()
-    return expected == actual
+    return bool(expected == actual)
 
 
 def norm(value: Any) -> str:
@@ -100,15 +100,15 @@ class Carrier:
                 for norm_old, word, search in olds:
                     if norm_old in folded and norm(leaf) == norm_old:
                         return True
-                    if word is not None and word in folded and search(folded):
+                    if word is not None and search is not None and word in folded and search(folded):
                         return True
             else:
                 normed = norm(leaf)
-                folded = leaf.casefold() if isinstance(leaf, str) else None
+                other = leaf.casefold() if isinstance(leaf, str) else None
                 for norm_old, _word, search in olds:
                     if normed == norm_old:
                         return True
-                    if search is not None and folded is not None and search(folded):
+                    if search is not None and other is not None and search(other):
                         return True
         return False
 

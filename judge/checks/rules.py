@@ -79,7 +79,7 @@ class RuleSet:
         self.given_toolkit = toolkit
         self.toolkit = toolkit  # --tools, else the run header's `tools` (read_header); None: unknown
         self.header_session: tuple[str, int, int | None] | None = None  # (id, first turn, next session's)
-        self.outside_session: list = []  # [events outside the header's session, first such event id]
+        self.outside_session: list[Any] = []  # [events outside the header's session, first such event id]
         self.rules = list(ledger.scenario.rules)
         self.ids = rule_ids(self.rules)
         self.state = RunState()
@@ -115,14 +115,14 @@ class RuleSet:
         self._active: dict[str, list[Entry]] = {}
         self._for_tool: dict[str, list[Entry]] = {}
         self._for_key: dict[str, list[Entry]] = {}
-        self._superseded: dict[str, list] = {}
+        self._superseded: dict[str, list[Any]] = {}
         self._current: dict[str, Any] = {}
         self._carriers: dict[int, tuple[Any, Carrier]] = {}
         # Per kind: the rules whose key is not stated yet, or whose session ended, each with where
         # it counts the events it would have checked (`unchecked`, `after_session`).
-        self._skipping: dict[str, list[tuple[str, Rule, dict[str, list]]]] = {}
-        self.unchecked: dict[str, list] = {}  # rule id -> [events it skipped, first such event id]
-        self.after_session: dict[str, list] = {}  # rule id -> [events after its key's session, first id]
+        self._skipping: dict[str, list[tuple[str, Rule, dict[str, list[Any]]]]] = {}
+        self.unchecked: dict[str, list[Any]] = {}  # rule id -> [events it skipped, first such event id]
+        self.after_session: dict[str, list[Any]] = {}  # rule id -> [events after its key's session, first id]
         self._own_calls = True
         # Recovery: the run's retry chains (recovery coherence) and the user messages that restate a
         # violated key (a recovered key's report), fed every event with its hits.
@@ -196,7 +196,7 @@ class RuleSet:
         i = self._index[rid]
         return rid, rule, self.specs[i].check_event, self.states[i]
 
-    def superseded_at(self, key: str, turn: int) -> list:
+    def superseded_at(self, key: str, turn: int) -> list[Any]:
         """`ledger.history(key).superseded_at(turn)`, worked out once per segment of turns."""
         if turn != self._turn:
             self._at_turn(turn)
@@ -278,7 +278,7 @@ class RuleSet:
         return hits
 
     @staticmethod
-    def _note(event: Any, rules: list[tuple[str, Rule, dict[str, list]]]) -> None:
+    def _note(event: Any, rules: list[tuple[str, Rule, dict[str, list[Any]]]]) -> None:
         """Count the events a rule would have checked had its key been active (stated already, or
         its session not ended)."""
         for rid, rule, into in rules:

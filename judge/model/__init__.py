@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type[RuleBase]:
     """The model class of a registered rule kind by its class name (`judge.model.ScopeRule`): the
     kinds live beside their checks (judge.checks.kinds) and load when first asked for."""
     for model in rule_models().values():

@@ -6,7 +6,7 @@ message that set the guarded key."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from judge.checks.confirm import confirms, phrase_matches, phrase_pattern
-from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec
+from judge.checks.spec import DraftSpec, LintLevel, Outcome, RuleContext, RuleSpec
 from judge.model.rules import RuleBase
 
 if TYPE_CHECKING:
@@ -81,12 +81,13 @@ def authorised(rule: AuthorisedRule, event: Any, ctx: RuleContext, state: Confir
     return True, f"{event.tool} called without {needs} before it"
 
 
-def _lint(rule: AuthorisedRule, ledger: ExpectedLedger):
+def _lint(rule: AuthorisedRule, ledger: ExpectedLedger) -> Iterator[tuple[LintLevel, str, str]]:
     if rule.permission is not None and rule.permission not in ledger:
         yield "error", f"unknown permission key {rule.permission!r}", "permission"
 
 
-def lint_confirmations(ledger: Any, traces: Iterable[str | Path], lines: dict | None = None) -> list[Any]:
+def lint_confirmations(ledger: Any, traces: Iterable[str | Path],
+                       lines: dict[tuple[Any, ...], int] | None = None) -> list[Any]:
     """Warnings (judge.ledger.LintIssue) for each `authorised` rule whose confirm phrase occurs in
     a user message of a trace at a turn that stated or set the rule's key: that message never
     counts as the confirmation, which is easy to miss when writing the scenario."""
