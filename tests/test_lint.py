@@ -48,3 +48,16 @@ def test_mypy_reports_nothing():
     done = _run("mypy", timeout=1800)
     assert done.returncode == 0, f"mypy found:\n{done.stdout[-20000:]}{done.stderr}"
     assert "Success: no issues found" in done.stdout
+
+
+# The modules whose mypy errors are still switched off (pyproject.toml, "Typing debt"): lower this
+# when one leaves the list; the list never grows.
+TYPING_DEBT_AT_MOST = 58
+
+
+def test_the_typing_debt_only_shrinks_and_spares_the_strict_packages():
+    overrides = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]["overrides"]
+    debt = [module for o in overrides if o.get("ignore_errors") for module in o["module"]]
+    assert len(debt) <= TYPING_DEBT_AT_MOST, f"{len(debt)} modules ignore their mypy errors; the list may only shrink"
+    strict = ("judge.model", "judge.checks", "judge.api", "calibration")
+    assert not [m for m in debt if m.split(".")[0] == "calibration" or m.startswith(strict)]

@@ -114,22 +114,22 @@ def compact(value: Any) -> str:
 
 
 def _content(event: Event, follows_call: bool = False) -> str:
-    kind = event.kind
-    if kind in ("user", "assistant"):
-        return f"{kind}: {event.text}"
-    if kind == "summary":
+    # `event.kind ==` (not a local) so that the type checker narrows the tagged union.
+    if event.kind == "user" or event.kind == "assistant":
+        return f"{event.kind}: {event.text}"
+    if event.kind == "summary":
         to = f" to {event.to}" if event.to else ""
         return f"summary ({event.reason}{to}): {event.text}"
-    if kind == "tool-call":
+    if event.kind == "tool-call":
         return f"call {event.tool}({compact(event.args)})"
-    if kind == "tool-result":
+    if event.kind == "tool-result":
         label = "" if follows_call else f"result of {event.tool or 'call ' + event.call_id} "
         result = compact(event.result)
         return f"{label}{event.status}" + (f": {result}" if result else "")
-    if kind == "state-write":
+    if event.kind == "state-write":
         return f"state-write {event.key} = {_scalar(event.value)}"
     hidden = {"id", "turn", "kind", "meta", "ts", "span_id", "parent_span_id"}
-    return f"{kind}: {compact(event.model_dump(exclude=hidden, exclude_none=True))}"
+    return f"{event.kind}: {compact(event.model_dump(exclude=hidden, exclude_none=True))}"
 
 
 def _answers(call: Event, event: Event) -> bool:

@@ -107,8 +107,8 @@ def phrase_layer(ledger: ExpectedLedger, entries: list[AuditEntry], text: str) -
 
 
 def merge(entry: AuditEntry, layers: dict[str, LayerFinding]) -> SummaryFinding:
-    base = dict(key=entry.key, class_=entry.class_, sensitivity=entry.sensitivity, required=entry.required,
-                layers=layers)
+    base: dict[str, Any] = dict(key=entry.key, class_=entry.class_, sensitivity=entry.sensitivity,
+                                required=entry.required, layers=layers)
     assessed = {name: f for name, f in layers.items() if f.status is not None}
     opinions = {f.status for f in assessed.values()}
     disagreement = len(opinions) > 1
