@@ -139,7 +139,7 @@ def user_errors(fn):
                 raise typer.Exit(EXIT_INPUT) from None
             raise typer.Exit(internal_error(exc, fn.__name__.removesuffix("_command").removesuffix("_cmd")
                                             .replace("_", "-"))) from None
-    wrapper._judge_guarded = True  # type: ignore[attr-defined]
+    wrapper._judge_guarded = True
     return wrapper
 
 

@@ -52,7 +52,7 @@ def _command(spec):
                                         default=typer.Option(option.default, *option.flags, help=option.help)))
     params.append(inspect.Parameter("json_out", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
                                     default=typer.Option(False, "--json", help="Print the summary as JSON.")))
-    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__signature__ = inspect.Signature(params)
     command.__annotations__ = {p.name: p.annotation for p in params}
     command.__doc__ = spec.help
     command.__name__ = f"import_{spec.name.replace('-', '_')}"

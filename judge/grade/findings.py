@@ -96,7 +96,8 @@ def checkpoint_report(window: Window, keys: list[str], ledger: ExpectedLedger, r
         findings.append(merge_key(
             key=key, class_=h.class_, sensitivity=h.sensitivity, turn=window.checkpoint.after_turn,
             deterministic=deterministic_finding(key, window, ledger, rules),
-            judged=judged.get(key), judge_error=window.judge_result.error if judge_error and window.judge_result else None,
+            judged=judged.get(key),
+            judge_error=window.judge_result.error if judge_error and window.judge_result else None,
             judged_at_all=window.judge_result is not None, event_turns={e.id: e.turn for e in window.events},
             binding=binding))
     return CheckpointReport(after_turn=window.checkpoint.after_turn, implicit=window.implicit, findings=findings,

@@ -49,7 +49,8 @@ def words(name: str) -> tuple[str, ...]:
 
 
 def _word_lists() -> tuple[set[str], set[str]]:
-    mask, keep = set(), set()
+    mask: set[str] = set()
+    keep: set[str] = set()
     for line in WORDS_FILE.read_text(encoding="utf-8").splitlines():
         kind, _, rest = line.partition(":")
         if kind.strip() in ("mask", "keep") and not line.startswith("#"):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Sequence
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qs, quote, unquote
 
@@ -117,7 +118,8 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
-async def send_json(send: Send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
+async def send_json(send: Send, status: int, body: dict,
+                    headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     data = json.dumps(body).encode("utf-8")
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),

@@ -10,7 +10,7 @@ and readable: values, restriction words, hedges, attribution to the user, done a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 from judge.judges.base import LedgerRow
@@ -77,7 +77,7 @@ def entry_scores(entry: AuditEntry, summary_units: list[str], scores: list[float
 
 
 def decide(entry: AuditEntry, summary_units: list[str], scores: list[float], threshold: float,
-           tokens: set[str] = frozenset(), contexts: list[str] | None = None,
+           tokens: Set[str] = frozenset(), contexts: list[str] | None = None,
            checked: ModelVerdict | None = None) -> Verdict:
     """The semantic verdict on one entry. Retrieval ranks `summary_units`; cue words are read from
     each unit's sentence (`contexts`, aligned with the units; default the units themselves).

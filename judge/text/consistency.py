@@ -105,7 +105,8 @@ class VectorCache:
     floats, whatever order the callers ask in)."""
 
     def __init__(self, embed: Embedder) -> None:
-        self.embed, self.vectors = embed, {}
+        self.embed = embed
+        self.vectors: dict[str, Any] = {}
 
     def add(self, texts: Sequence[str]) -> None:
         todo = sorted({t for t in texts if t not in self.vectors})
