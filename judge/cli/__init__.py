@@ -10,6 +10,7 @@ from judge.cli import (
     calibration,
     config,
     draft,
+    drive,
     grade,
     imports,
     init,
@@ -48,7 +49,8 @@ def _options(debug: bool = typer.Option(False, "--debug", help="Print the traceb
     set_debug(debug)
 
 
-for _group in (init, grade, kinds, runs, config, draft, calibration, prompts, serve, suite, view, imports, summary):
+for _group in (init, grade, kinds, runs, config, draft, calibration, prompts, serve, suite, drive, view, imports,
+               summary):
     _group.register(app)
 guard_commands(app)
 apply_conventions(app)

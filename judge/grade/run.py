@@ -27,7 +27,7 @@ from judge.grade.summaries import (
 )
 from judge.grade.windows import RunAccumulator, Window, close_paths, stream_windows
 from judge.judges.base import Judge, JudgeRequest, LedgerRow
-from judge.ledger import ExpectedLedger
+from judge.ledger import ExpectedLedger, hidden_values
 from judge.model import (
     CheckpointReport,
     Cost,
@@ -109,7 +109,8 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
     trace file read with `digest`, `scenario` and the trace's sha256 computed while reading it."""
     rules = RuleSet(ledger, toolkit=toolkit)
     reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=rules.raw_hook(),
-                         digest=digest)
+                         # no-leak values never reach a judge or report
+                         digest=digest, hidden=hidden_values(ledger.scenario))
     rules.share_calls(reader.calls)
     rules.read_header(reader.header)
     acc = RunAccumulator(restatements=rules.restatements)

@@ -10,7 +10,16 @@ from judge.ledger.fixture import (
     validate_scenario,
 )
 from judge.ledger.lint import LintIssue, build_ledger, lint
-from judge.ledger.load import DRAFT_MESSAGE, lint_file, lint_path, load_ledger, pair_issues, refuse_draft
+from judge.ledger.load import (
+    DRAFT_MESSAGE,
+    hidden_values,
+    lint_file,
+    lint_path,
+    load_ledger,
+    pair_issues,
+    pair_path,
+    refuse_draft,
+)
 from judge.ledger.reducer import (
                                   USER_INSTRUCTION_CLASSES,
                                   EntrySnapshot,
@@ -22,7 +31,7 @@ from judge.ledger.reducer import (
 
 __all__ = [
     "DRAFT_MESSAGE", "EntrySnapshot", "ExpectedLedger", "KeyHistory", "LintIssue", "ScenarioFormatError",
-    "USER_INSTRUCTION_CLASSES", "Version", "build_ledger", "dotted", "format_problems", "line_of", "lint",
-    "lint_file", "lint_path", "load_ledger", "load_scenario", "pair_issues", "read_structured", "refuse_draft",
-    "session_at", "validate_scenario"
+    "USER_INSTRUCTION_CLASSES", "Version", "build_ledger", "dotted", "format_problems", "hidden_values",
+    "line_of", "lint", "lint_file", "lint_path", "load_ledger", "load_scenario", "pair_issues", "pair_path",
+    "read_structured", "refuse_draft", "session_at", "validate_scenario"
 ]

@@ -52,20 +52,22 @@ from judge.model.report import (
 from judge.model.rules import REGISTRY, Rule, RuleBase, RuleKind, holds_rules, rule_kinds, rule_models
 from judge.model.scenario import ActionSet, Checkpoint, Delta, ForbiddenPath, LedgerEntry, PathStep, Scenario, Session
 from judge.model.schemas import SCHEMAS, json_schema, schema_names
+from judge.model.script import FixturesFile, Script, ScriptTurn, ToolFixture, ToolResponse
 from judge.model.summary import LayerFinding, SummaryAudit, SummaryAuditReport, SummaryFinding
 from judge.model.tools import FunctionTool, ToolEntry, ToolSchema, ToolsFile
 
 __all__ = [
     "ActionSet", "AgentInfo", "AssistantEvent", "Authority", "Candidate", "Checkpoint", "CheckpointReport",
     "Cost", "Delta", "DeltaOp", "Divergence", "EVENT_KINDS", "EntryClass", "Event", "EventMeta", "Finding",
-    "FindingVerdict", "ForbiddenPath", "FunctionTool", "GradeReport", "InputFile", "Inputs", "JsonView",
-    "JudgeFinding", "JudgeFingerprint", "JudgeVerdict", "LayerFinding", "Leak", "LedgerEntry", "Metrics",
-    "Outcome", "PathReview", "PathStep", "Persistence", "PromptFingerprint", "Provenance", "REGISTRY", "Recovery",
-    "ReportJudge", "RequestUsage", "Rule", "RuleBase", "RuleKind", "RunHeader", "RunReport", "SCHEMAS",
-    "Sampling", "Scenario", "Sensitivity", "Session", "SetFields", "SnapshotEvent", "Source", "StateWriteEvent",
-    "Strict", "SummaryAudit", "SummaryAuditReport", "SummaryEvent", "SummaryFinding", "ToolCallEvent",
-    "ToolEntry", "ToolResultEvent", "ToolSchema", "ToolsFile", "UserEvent", "Verdict", "Veto", "as_fingerprint",
-    "holds_rules", "json_schema", "rule_kinds", "rule_models", "schema_names"
+    "FindingVerdict", "FixturesFile", "ForbiddenPath", "FunctionTool", "GradeReport", "InputFile", "Inputs",
+    "JsonView", "JudgeFinding", "JudgeFingerprint", "JudgeVerdict", "LayerFinding", "Leak", "LedgerEntry",
+    "Metrics", "Outcome", "PathReview", "PathStep", "Persistence", "PromptFingerprint", "Provenance", "REGISTRY",
+    "Recovery", "ReportJudge", "RequestUsage", "Rule", "RuleBase", "RuleKind", "RunHeader", "RunReport",
+    "SCHEMAS", "Sampling", "Scenario", "Script", "ScriptTurn", "Sensitivity", "Session", "SetFields",
+    "SnapshotEvent", "Source", "StateWriteEvent", "Strict", "SummaryAudit", "SummaryAuditReport", "SummaryEvent",
+    "SummaryFinding", "ToolCallEvent", "ToolEntry", "ToolFixture", "ToolResponse", "ToolResultEvent",
+    "ToolSchema", "ToolsFile", "UserEvent", "Verdict", "Veto", "as_fingerprint", "holds_rules", "json_schema",
+    "rule_kinds", "rule_models", "schema_names"
 ]
 
 

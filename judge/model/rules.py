@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, Union, get_args
 
-from pydantic import Field, GetCoreSchemaHandler
+from pydantic import Field, GetCoreSchemaHandler, model_validator
 from pydantic_core import core_schema
 
 from judge.errors import ConfigError
 from judge.model.base import Strict
+from judge.model.patterns import PatternError, check_glob
 from judge.plugins import Registry
 
 BUILTIN_RULE_KINDS = "judge.checks.kinds"
@@ -36,6 +37,24 @@ class RuleBase(Strict):
 
     if TYPE_CHECKING:  # every kind declares `check: Literal[tag]` (its tag); known to the type checker only,
         check: str     # so that the field order of each kind's schema stays its own
+
+    @model_validator(mode="after")
+    def _globs_fit(self) -> RuleBase:
+        # Globs are matched by RE2 (judge.model.patterns), whose time grows with the glob too.
+        for name in _GLOB_FIELDS:
+            value = getattr(self, name, None)
+            values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+            for glob in values:
+                if isinstance(glob, str):
+                    try:
+                        check_glob(glob)
+                    except PatternError as exc:
+                        raise ValueError(f"{name}: {exc}") from None
+        return self
+
+
+_GLOB_FIELDS = ("tool", "tools", "allow", "deny", "args")
+"""The fields of rule kinds that hold globs (a tool name, an allowed tool, a path, an argument matcher)."""
 
 
 class RuleKind(Protocol):
