@@ -18,8 +18,11 @@ from judge.ledger.load import (
     load_ledger,
     pair_issues,
     pair_path,
+    policy_from_data,
+    policy_ledger,
     refuse_draft,
 )
+from judge.ledger.policy import bundled_policies, expand_extends, load_policy, resolve_policy
 from judge.ledger.reducer import (
                                   USER_INSTRUCTION_CLASSES,
                                   EntrySnapshot,
@@ -31,7 +34,8 @@ from judge.ledger.reducer import (
 
 __all__ = [
     "DRAFT_MESSAGE", "EntrySnapshot", "ExpectedLedger", "KeyHistory", "LintIssue", "ScenarioFormatError",
-    "USER_INSTRUCTION_CLASSES", "Version", "build_ledger", "dotted", "format_problems", "hidden_values",
-    "line_of", "lint", "lint_file", "lint_path", "load_ledger", "load_scenario", "pair_issues", "pair_path",
-    "read_structured", "refuse_draft", "session_at", "validate_scenario"
+    "USER_INSTRUCTION_CLASSES", "Version", "build_ledger", "bundled_policies", "dotted", "expand_extends",
+    "format_problems", "hidden_values", "line_of", "lint", "lint_file", "lint_path", "load_ledger", "load_policy",
+    "load_scenario", "pair_issues", "pair_path", "policy_from_data", "policy_ledger", "read_structured",
+    "refuse_draft", "resolve_policy", "session_at", "validate_scenario"
 ]

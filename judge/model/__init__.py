@@ -32,6 +32,7 @@ from judge.model.events import (
 )
 from judge.model.fingerprint import JudgeFingerprint, PromptFingerprint, ReportJudge, Sampling, as_fingerprint
 from judge.model.parts import JsonView, SetFields
+from judge.model.policy import Policy, PolicyEntry
 from judge.model.provenance import Candidate, InputFile, Inputs, Provenance
 from judge.model.report import (
     CheckpointReport,
@@ -61,13 +62,13 @@ __all__ = [
     "Cost", "Delta", "DeltaOp", "Divergence", "EVENT_KINDS", "EntryClass", "Event", "EventMeta", "Finding",
     "FindingVerdict", "FixturesFile", "ForbiddenPath", "FunctionTool", "GradeReport", "InputFile", "Inputs",
     "JsonView", "JudgeFinding", "JudgeFingerprint", "JudgeVerdict", "LayerFinding", "Leak", "LedgerEntry",
-    "Metrics", "Outcome", "PathReview", "PathStep", "Persistence", "PromptFingerprint", "Provenance", "REGISTRY",
-    "Recovery", "ReportJudge", "RequestUsage", "Rule", "RuleBase", "RuleKind", "RunHeader", "RunReport",
-    "SCHEMAS", "Sampling", "Scenario", "Script", "ScriptTurn", "Sensitivity", "Session", "SetFields",
-    "SnapshotEvent", "Source", "StateWriteEvent", "Strict", "SummaryAudit", "SummaryAuditReport", "SummaryEvent",
-    "SummaryFinding", "ToolCallEvent", "ToolEntry", "ToolFixture", "ToolResponse", "ToolResultEvent",
-    "ToolSchema", "ToolsFile", "UserEvent", "Verdict", "Veto", "as_fingerprint", "holds_rules", "json_schema",
-    "rule_kinds", "rule_models", "schema_names"
+    "Metrics", "Outcome", "PathReview", "PathStep", "Persistence", "Policy", "PolicyEntry", "PromptFingerprint",
+    "Provenance", "REGISTRY", "Recovery", "ReportJudge", "RequestUsage", "Rule", "RuleBase", "RuleKind",
+    "RunHeader", "RunReport", "SCHEMAS", "Sampling", "Scenario", "Script", "ScriptTurn", "Sensitivity", "Session",
+    "SetFields", "SnapshotEvent", "Source", "StateWriteEvent", "Strict", "SummaryAudit", "SummaryAuditReport",
+    "SummaryEvent", "SummaryFinding", "ToolCallEvent", "ToolEntry", "ToolFixture", "ToolResponse",
+    "ToolResultEvent", "ToolSchema", "ToolsFile", "UserEvent", "Verdict", "Veto", "as_fingerprint", "holds_rules",
+    "json_schema", "rule_kinds", "rule_models", "schema_names"
 ]
 
 
