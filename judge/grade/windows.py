@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from judge.checks import Hit, RuleSet, leak_kinds
-from judge.checks.restated import Restatements
 from judge.checks.paths import CallLog, forbidden_path_hits, path_review
+from judge.checks.restated import Restatements
 from judge.judges.base import JudgeResult
 from judge.ledger import ExpectedLedger
 from judge.model import Checkpoint, Event, PathReview, Recovery
@@ -112,7 +112,8 @@ class RunAccumulator:
     first_hit: Hit | None = None
     recovery: dict[str, Recovery] = field(default_factory=dict)
     restatements: Restatements | None = None  # the RuleSet's: who restated a key before it recovered
-    _stretch: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> (index, turn) of the violation a recovery answers
+    # key -> (index, turn) of the violation a recovery answers
+    _stretch: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def close(self, window: Window) -> None:
         # A compliant use of a rule counts as recovery only when that event broke no rule at all.

@@ -25,8 +25,8 @@ from judge.model.limits import MAX_LINE_BYTES, DepthError, depth_message
 from judge.model.scenario import grades_traces_of
 from judge.trace.blocks import CLEAN, SLOW, BlockReader, checked_items
 from judge.trace.ids import PLAIN_LIMIT, CallTable, IdSet
-from judge.trace.records import DECODE, DecodeError, from_model
 from judge.trace.normal import folded_text
+from judge.trace.records import DECODE, DecodeError, from_model
 from judge.trace.redact import Redactor, redact_event_dict, redact_header_dict
 
 _EVENT = TypeAdapter(Event)
@@ -302,7 +302,8 @@ def _compacted(ids: set[str]) -> IdSet:
     return compact
 
 
-def read_trace(source: str | Path, *, expected_scenario: str | None = None) -> tuple[RunHeader, list[Event], dict[str, int]]:
+def read_trace(source: str | Path, *,
+               expected_scenario: str | None = None) -> tuple[RunHeader, list[Event], dict[str, int]]:
     """Load a whole trace into memory (small traces, tests, the judge's slices)."""
     reader = TraceReader(source, expected_scenario=expected_scenario)
     events = list(reader)
