@@ -4,7 +4,7 @@ may come after a divergence on a normal key."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from judge.grade.windows import RunAccumulator, Window
 from judge.ledger import ExpectedLedger
@@ -17,7 +17,7 @@ def _violations(checkpoints: list[CheckpointReport], acc: RunAccumulator,
                 keep: Callable[[Finding], bool]) -> list[tuple[int, Finding, Window]]:
     """(rank in trace order, finding, window) of every violation `keep` accepts, windows in order."""
     candidates: list[tuple[int, Finding, Window]] = []
-    for cp, window in zip(checkpoints, acc.windows):
+    for cp, window in zip(checkpoints, acc.windows, strict=False):
         for f in cp.findings:
             if f.verdict != "violated" or not keep(f):
                 continue

@@ -13,11 +13,12 @@ its hits until then."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from judge.checks import Hit, RuleSet, leak_kinds
-from judge.checks.restated import Restatements
 from judge.checks.paths import CallLog, forbidden_path_hits, path_review
+from judge.checks.restated import Restatements
 from judge.errors import TraceError
 from judge.judges.base import JudgeResult
 from judge.ledger import ExpectedLedger
@@ -256,7 +257,8 @@ class RunAccumulator:
     first_hit: Hit | None = None
     recovery: dict[str, Recovery] = field(default_factory=dict)
     restatements: Restatements | None = None  # the RuleSet's: who restated a key before it recovered
-    _stretch: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> (index, turn) of the violation a recovery answers
+    # key -> (index, turn) of the violation a recovery answers
+    _stretch: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def close(self, window: Window) -> None:
         if window.tally is not None:  # its hits were settled as they came (HitTally)

@@ -147,7 +147,8 @@ class BlockReader:
             except UnicodeDecodeError:
                 flags[index] = SLOW  # the slow path names the line
         limit = self.max_line if len(block) > self.max_line else 0
-        for lineno, (raw, flag) in enumerate(zip(lines, flags), start=lineno + 1):
+        first = lineno + 1
+        for lineno, (raw, flag) in enumerate(zip(lines, flags, strict=False), start=first):
             if len(raw) >= DEEP_BYTES:
                 if limit and len(raw) >= limit:
                     raise self._too_long(lineno)

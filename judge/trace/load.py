@@ -344,7 +344,8 @@ def _compacted(ids: set[str]) -> IdSet:
     return compact
 
 
-def read_trace(source: str | Path, *, expected_scenario: str | None = None) -> tuple[RunHeader, list[Event], dict[str, int]]:
+def read_trace(source: str | Path, *,
+               expected_scenario: str | None = None) -> tuple[RunHeader, list[Event], dict[str, int]]:
     """Load a whole trace into memory (small traces, tests, the judge's slices)."""
     reader = TraceReader(source, expected_scenario=expected_scenario)
     events = list(reader)

@@ -15,7 +15,7 @@ The grader's rules, windows and summaries read these Structs as they read pydant
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 from msgspec import Meta, Struct
@@ -93,8 +93,8 @@ class SnapshotRecord(_Record, tag="snapshot", kw_only=True):
 
 RECORDS: dict[str, type[_Record]] = {cls.kind: cls for cls in (
     UserRecord, AssistantRecord, ToolCallRecord, ToolResultRecord, StateWriteRecord, SummaryRecord, SnapshotRecord)}
-Record = Union[UserRecord, AssistantRecord, ToolCallRecord, ToolResultRecord, StateWriteRecord, SummaryRecord,
-               SnapshotRecord]
+Record = (UserRecord | AssistantRecord | ToolCallRecord | ToolResultRecord | StateWriteRecord | SummaryRecord
+          | SnapshotRecord)
 DECODE = msgspec.json.Decoder(Record).decode
 
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from judge.model.limits import MAX_DEPTH, DepthError
 from judge.trace.detect import spans
