@@ -12,8 +12,8 @@ its hits until then."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from judge.checks import Hit, RuleSet, leak_kinds
