@@ -90,6 +90,9 @@ def checkpoint_report(window: Window, keys: list[str], ledger: ExpectedLedger, r
     if window.judge_result is not None and window.judge_result.verdict is not None:
         judged = {f.key: f for f in window.judge_result.verdict.findings}
     judge_error = window.judge_result is not None and window.judge_result.verdict is None
+    # The turn of each event the judge cites (the window read again only for those).
+    cited = window.locate({f.evidence_event for f in judged.values() if f.evidence_event})
+    event_turns = {eid: turn for eid, (_, turn) in cited.items()}
     findings = []
     for key in keys:
         h = ledger.history(key)
@@ -98,7 +101,7 @@ def checkpoint_report(window: Window, keys: list[str], ledger: ExpectedLedger, r
             deterministic=deterministic_finding(key, window, ledger, rules),
             judged=judged.get(key),
             judge_error=window.judge_result.error if judge_error and window.judge_result else None,
-            judged_at_all=window.judge_result is not None, event_turns={e.id: e.turn for e in window.events},
+            judged_at_all=window.judge_result is not None, event_turns=event_turns,
             binding=binding))
     return CheckpointReport(after_turn=window.checkpoint.after_turn, implicit=window.implicit, findings=findings,
                             path_review=window.path_review)

@@ -71,7 +71,7 @@ def _judge_request(window: Window, keys: list[str], ledger: ExpectedLedger, head
     return JudgeRequest(scenario_id=ledger.scenario.id, run_id=header.run_id,
                         after_turn=window.checkpoint.after_turn, from_turn=window.from_turn,
                         keys=tuple(keys), ledger=_ledger_rows(ledger, window.checkpoint.after_turn),
-                        events=blind_events([as_model(e) for e in window.events], names))
+                        events=blind_events([as_model(e) for e in window.iter_events()], names))
 
 
 async def _run_judge(judge: Judge, requests: list[tuple[Window, JudgeRequest]]) -> None:
@@ -118,13 +118,13 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
     unknown: dict[str, str] = {}
     # A policy names no keys of an agent's own memory: its writes are no typos of ledger keys.
     count = stream_windows(reader, ledger, rules, judge is not None, lambda w: acc.close(close_paths(w)),
-                            summaries, unknown if ledger.policy is None else None)
+                           summaries, unknown if ledger.policy is None else None, acc=acc)
     keys_by_window = [window_keys(w, ledger, rules) for w in acc.windows]
     # The embedding judge only when a key needs it (judge.grade.consult): else its model never loads.
     if judge is not None and (not consulted_only_when_needed(judge)
                               or judge_needed(acc.windows, keys_by_window, ledger, rules)):
         requests = [(w, _judge_request(w, keys, ledger, reader.header))
-                    for w, keys in zip(acc.windows, keys_by_window, strict=False) if keys and w.events]
+                    for w, keys in zip(acc.windows, keys_by_window, strict=False) if keys and w.has_events]
         asyncio.run(_run_judge(judge, requests))
     checkpoints = [checkpoint_report(w, keys, ledger, rules, binding=binding)
                    for w, keys in zip(acc.windows, keys_by_window, strict=False)]
@@ -194,6 +194,9 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
         first_divergence=divergence, veto=first_veto(checkpoints, acc, ledger), checkpoints=checkpoints,
         recovered=acc.recovery, metrics=metrics,
         provenance=provenance,
-        slice=slice_ids, redactions=reader.redactions, leaks=leaks, events=count, last_turn=reader.last_turn,
+        slice=[], redactions=reader.redactions, leaks=leaks, events=count, last_turn=reader.last_turn,
         cost=cost, warnings=list(dict.fromkeys(warnings)))
+    # Set, not validated again: trace ids, already read and checked, that may be most of a long run
+    # (a copy would cost a pointer per event of the slice at the peak).
+    report.slice = slice_ids
     return report

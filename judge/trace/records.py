@@ -96,6 +96,15 @@ RECORDS: dict[str, type[_Record]] = {cls.kind: cls for cls in (
 Record = (UserRecord | AssistantRecord | ToolCallRecord | ToolResultRecord | StateWriteRecord | SummaryRecord
           | SnapshotRecord)
 DECODE = msgspec.json.Decoder(Record).decode
+
+
+class IdRecord(Struct, gc=False):
+    """Just the id of an event line (the rest is skipped unread): to read a trace's ids again."""
+
+    id: NonEmpty
+
+
+DECODE_ID = msgspec.json.Decoder(IdRecord).decode
 DecodeError = (msgspec.DecodeError, UnicodeError, RecursionError)  # what DECODE raises on a bad line (a str
 # line holding a lone surrogate cannot even be encoded: UnicodeEncodeError)
 _EVENT = TypeAdapter(Event)
