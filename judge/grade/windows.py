@@ -5,7 +5,8 @@ A grade's memory does not depend on how the checkpoints cut the run (issue 26): 
 file longer than SPILL_EVENTS is kept as where it starts in the file (its first line and event) and
 how many events it holds, and its events are read again from the file when a judge request, the
 failing slice or a judge's evidence needs them (TraceReader.reread); a shorter one, and lines given
-one by one (the HTTP service), are kept in memory (a short trace is read once). With a RunAccumulator the window's hits are settled as they come (recovery, the first
+one by one (the HTTP service), are kept in memory (a short trace is read once). With a
+RunAccumulator the window's hits are settled as they come (recovery, the first
 divergence, the hits the report reads), so a window of a million events holds a few hits, not a
 million; a checkpoint with forbidden paths, whose hits are known only when the window closes, holds
 its hits until then."""
@@ -45,8 +46,8 @@ class Window:
     source: TraceReader | None = None  # set once the window is read again from the trace file instead
     first_line: int = 0  # file line of the window's first event (a trace file's)
     last_id: str | None = None  # the id of its last event (a re-read checks it: the file did not change)
-    tally: "HitTally | None" = None  # the hits settled as they come (with a RunAccumulator)
-    run: "IdRun | None" = None  # a long window whose ids are numbered in a row: they need no re-read
+    tally: HitTally | None = None  # the hits settled as they come (with a RunAccumulator)
+    run: IdRun | None = None  # a long window whose ids are numbered in a row: they need no re-read
     _located: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
@@ -126,7 +127,7 @@ class IdRun:
     first: int
 
     @classmethod
-    def of(cls, ids: list[str]) -> "IdRun | None":
+    def of(cls, ids: list[str]) -> IdRun | None:
         """The run `ids` are, or None when they are not one (a number written back gives the id)."""
         head = ids[0].rstrip("0123456789")
         digits = ids[0][len(head):]
@@ -148,7 +149,7 @@ def checkpoints(ledger: ExpectedLedger) -> list[Checkpoint]:
 
 def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
                    keep_events: bool, on_close, summaries: list | None,
-                   unknown_writes: dict[str, str] | None = None, acc: "RunAccumulator | None" = None) -> int:
+                   unknown_writes: dict[str, str] | None = None, acc: RunAccumulator | None = None) -> int:
     """Feed every event (the reader's records: judge.trace.records) to the rules, closing each
     checkpoint window as the turns pass it. `keep_events`: a judge will see the windows' events
     (in memory up to SPILL_EVENTS a window, and for lines given one by one; beyond that a trace

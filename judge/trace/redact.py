@@ -40,7 +40,7 @@ class Redactor:
         values = HiddenValues(hidden)
         self.hidden: HiddenValues | None = values if values else None
 
-    def sharing_ids(self) -> "Redactor":
+    def sharing_ids(self) -> Redactor:
         """A redactor that counts apart but gives every id this one numbered the same number (to
         read lines again as they were first redacted)."""
         other = Redactor()
