@@ -16,11 +16,19 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from calibration.annotators import InterAnnotator, inter_annotator
+from calibration.bias import BiasGate
 from calibration.bootstrap import Interval, check_n_boot, percentile_interval, resample_counts
 from calibration.calibrators import Calibrator, fit_calibrator, review_threshold
 from calibration.confidence import ReliabilityBin, brier_score, expected_calibration_error, reliability_bins
 from calibration.errors import CalibrationInputError
-from calibration.inputs import Fingerprint, LabelRecord, VerdictRecord, check_unique_cases, labels_sha256
+from calibration.inputs import (
+    Fingerprint,
+    LabelRecord,
+    VerdictRecord,
+    canonical_json,
+    check_unique_cases,
+    labels_sha256,
+)
 from calibration.metrics import (
     ClassStats,
     Share,
@@ -47,7 +55,14 @@ class Confusion(BaseModel):
 
 
 class CalibrationRecord(BaseModel):
-    """How far to trust one judge (by fingerprint) on one label set (by sha256)."""
+    """How far to trust one judge (by fingerprint) on one label set (by sha256).
+
+    Certification has two gates: the rates gate (the 95% lower bounds of TPR and TNR reach
+    `floor`) and, when the record has a `bias` section, the bias gate (no perturbation's flip rate
+    above its `max_flip`; calibration.bias). `certified` requires both when both are present; a
+    record without a `bias` section is certified by the rates gate alone, as before, and
+    `certification_summary` says that the bias gate was not run. `rates_certified` and
+    `rates_reason` keep the rates gate's own result once a bias section was added."""
 
     model_config = ConfigDict(extra="forbid")
     name: str
@@ -83,6 +98,33 @@ class CalibrationRecord(BaseModel):
     review_precision: float | None
     seed: int
     n_boot: int
+    bias: BiasGate | None = None
+    rates_certified: bool | None = None
+    rates_reason: str | None = None
+
+    @property
+    def certification_summary(self) -> str:
+        """Why the record is (not) certified, naming the bias gate even when it was not run."""
+        if self.bias is None:
+            return f"{self.certification_reason} The bias gate was not run."
+        return self.certification_reason
+
+
+def with_bias_gate(record: CalibrationRecord, gate: BiasGate) -> CalibrationRecord:
+    """`record` with its `bias` section set to `gate` (replacing an earlier one) and `certified`
+    requiring both gates. The gate must be of the record's judge (fingerprint) and label set."""
+    if canonical_json(gate.fingerprint) != canonical_json(record.fingerprint):
+        raise CalibrationInputError("the bias gate was measured for another judge fingerprint than the "
+                                    "record's", field="fingerprint")
+    if gate.labels_sha256 is not None and gate.labels_sha256 != record.labels_sha256:
+        raise CalibrationInputError(f"the bias gate was measured on another label set (sha256 "
+                                    f"{gate.labels_sha256[:12]}..., the record's {record.labels_sha256[:12]}...)",
+                                    field="labels_sha256")
+    rates = record.certified if record.rates_certified is None else record.rates_certified
+    rates_reason = record.certification_reason if record.rates_reason is None else record.rates_reason
+    return record.model_copy(update=dict(
+        bias=gate, rates_certified=rates, rates_reason=rates_reason, certified=rates and gate.certified,
+        certification_reason=f"{rates_reason} {gate.reason}"))
 
 
 def check_name(name: str) -> str:

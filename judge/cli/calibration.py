@@ -160,7 +160,7 @@ def calibrate_command(
                           str(stats.support))
     style.render(console, per_class)
     colour = "green" if r.certified else "yellow"
-    console.print(f"[{colour}]{escape(r.certification_reason)}[/{colour}]")
+    console.print(f"[{colour}]{escape(r.certification_summary)}[/{colour}]")
     console.print(f"wrote {escape(result.json_path)} and {escape(result.png_path)}")
 
 

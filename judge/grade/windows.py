@@ -12,6 +12,7 @@ from judge.checks.paths import CallLog, forbidden_path_hits, path_review
 from judge.judges.base import JudgeResult
 from judge.ledger import ExpectedLedger
 from judge.model import Checkpoint, Event, PathReview, Recovery
+from judge.summaries.position import TurnTracker
 from judge.trace import TraceReader
 
 
@@ -41,8 +42,9 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
                     keep_events: bool, on_close, summaries: list | None,
                     unknown_writes: dict[str, str] | None = None) -> int:
     """Feed every event (the reader's records: judge.trace.records) to the rules, closing each
-    checkpoint window as the turns pass it. `summaries`: where to keep the summary events (None:
-    nothing will audit them, so none is kept). `unknown_writes` gets key -> first event id of each
+    checkpoint window as the turns pass it. `summaries`: where to keep the summary events, each with
+    what came before it in its turn (judge.summaries.position; None: nothing will audit them, so none
+    is kept). `unknown_writes` gets key -> first event id of each
     state-write to a key the ledger lacks."""
     cps = checkpoints(ledger)
     track_calls = any(cp.allowed_actions or cp.forbidden_paths for cp in cps)
@@ -54,7 +56,10 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
     ids: list[str] = window.ids if window is not None else []
     hits: list[Hit] = window.hits if window is not None else []
     count = turn = 0
+    tracker = TurnTracker() if summaries is not None else None
     for count, event in enumerate(reader.records(), start=1):
+        if tracker is not None:
+            tracker.observe(event)
         turn = event.turn
         if turn > bound:
             while window is not None and not window.implicit and turn > window.checkpoint.after_turn:
@@ -79,7 +84,7 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
             if unknown_writes is not None and event.key not in ledger:
                 unknown_writes.setdefault(event.key, event.id)
         elif kind == "summary" and summaries is not None:
-            summaries.append(event)
+            summaries.append((event, tracker.snapshot()))
         if track_calls:
             window.calls.observe(event, count - 1)
     while window is not None:
