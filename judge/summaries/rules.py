@@ -251,7 +251,8 @@ def _unretrieved_restriction(entry: AuditEntry, summary_units: list[str], best: 
     for unit, sentence in said:
         who = sc.attribution(sentence)
         if who and not sc.has_restriction(sentence):
-            return Verdict("assumption-promoted", unit, best, f"attributes to the user ({who!r}) what the entry forbids")
+            return Verdict("assumption-promoted", unit, best,
+                           f"attributes to the user ({who!r}) what the entry forbids")
     for unit, sentence in said:
         lifted = sc.lifting_word(sentence)
         if lifted and not sc.has_restriction(sentence):
