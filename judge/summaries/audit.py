@@ -80,9 +80,10 @@ class SummaryAudit(Strict):
     scenario: str
     summary_event: str | None = None
     reason: str | None = None
-    turn: int = Field(description=(
-        "the summary's turn: the ledger is the expected one at the summary's event (a delta of this turn "
-        "carried by a later event does not count), or after the turn for a summary given as text alone"))
+    turn: int = Field(description="the summary's turn")
+    ledger_at: Literal["event", "after-turn"] = Field(default="after-turn", description=(
+        "`event`: the ledger at the summary's event (a delta of its turn carried by a later event does not "
+        "count); `after-turn`: after its turn (a summary given as text alone, without its position)"))
     passed: bool
     vetoed: bool
     inconclusive: bool = Field(default=False, description=(
@@ -196,7 +197,8 @@ def merge(entry: AuditEntry, layers: dict[str, LayerFinding]) -> SummaryFinding:
 
 def summarise(scenario: str, entries: list[AuditEntry], layers: dict[str, dict[str, LayerFinding]],
               *, turn: int, event: str | None, reason: str | None, thresholds: dict | None,
-              judge: dict | None, warnings: list[str], judge_failed: bool = False) -> SummaryAudit:
+              judge: dict | None, warnings: list[str], judge_failed: bool = False,
+              at_event: bool = False) -> SummaryAudit:
     findings = [merge(e, {name: found[e.key] for name, found in layers.items() if e.key in found})
                 for e in entries]
     lost = [f.key for f in findings if f.status in FAILURES]
@@ -209,7 +211,8 @@ def summarise(scenario: str, entries: list[AuditEntry], layers: dict[str, dict[s
         undecided = True  # nothing was checked: passing would say the summary kept what no one read
         warnings.append("no layer assessed any required entry (no summary-phrases rule guards them and the "
                         "semantic layer is off): the audit is inconclusive")
-    return SummaryAudit(scenario=scenario, summary_event=event, reason=reason, turn=turn, passed=not lost,
+    return SummaryAudit(scenario=scenario, summary_event=event, reason=reason, turn=turn,
+                        ledger_at="event" if at_event else "after-turn", passed=not lost,
                         vetoed=vetoed, inconclusive=undecided and not lost, lost=lost, findings=findings,
                         layers=list(layers), thresholds=thresholds, judge=judge, warnings=warnings)
 
@@ -244,11 +247,9 @@ class SummaryAuditor:
     def ledger_at(self, so_far: TurnSoFar | None) -> ExpectedLedger:
         """The expected ledger at a summary's event (`so_far`: what came before it in its turn), or
         after its turn when its position is unknown (None)."""
-        if so_far is None:
-            return self.ledger
-        if so_far not in self._ledgers:
+        if so_far is not None and so_far not in self._ledgers:
             self._ledgers[so_far] = ledger_at_event(self.ledger, so_far)
-        return self._ledgers[so_far]
+        return self.ledger if so_far is None else self._ledgers[so_far]
 
     def entries(self, turn: int, so_far: TurnSoFar | None = None) -> list[AuditEntry]:
         """The ledger entries a summary of `turn` is audited against: at its event when `so_far` says
@@ -341,7 +342,7 @@ class SummaryAuditor:
         return summarise(self.ledger.scenario.id, entries, layers, turn=turn,
                          event=event.id if event else None, reason=event.reason if event else None,
                          thresholds=thresholds, judge=judge_print, warnings=warnings,
-                         judge_failed=self.judge is not None and "judge" not in layers)
+                         judge_failed=self.judge is not None and "judge" not in layers, at_event=so_far is not None)
 
 
 def audit_batch(jobs: Iterable[tuple[SummaryAuditor, Iterable[tuple]]]) -> list[list[SummaryAudit]]:
