@@ -182,7 +182,7 @@ def _polarity(entry: AuditEntry, near: list[str], best: float, context: dict[str
 
 
 _NEGATED_OBJECT = re.compile(r"\b(?:no|not|never|do not|don't)\s+((?:[a-z][\w/-]*\s*){1,4})", re.IGNORECASE)
-_GENERIC = {"access", "anything", "changes", "change", "thing", "things", "further", "more", "other"}
+_GENERIC = {"access", "anything", "ever", "changes", "change", "thing", "things", "further", "more", "other"}
 
 
 def _forbidden(entry: AuditEntry) -> tuple[set[str], set[str]]:
@@ -193,7 +193,7 @@ def _forbidden(entry: AuditEntry) -> tuple[set[str], set[str]]:
     families = set().union(*(f for f, _ in found)) if found else set()
     objects = {w for _, words in found for w in words}
     objects |= {w for m in _NEGATED_OBJECT.finditer(text) for w in sc.words(m.group(1))}
-    return families, {w for w in objects if len(w) > 2 and w not in _GENERIC and w not in cues._STOP}
+    return families, {w for w in objects if len(w) > 2 and w not in _GENERIC and w not in STOPWORDS}
 
 
 def _speaks_of(said: str, families: set[str], objects: set[str]) -> bool:

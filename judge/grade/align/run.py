@@ -88,7 +88,10 @@ def align_judge(config: JudgeConfig, labels: Path, *, scenarios: Iterable[Path] 
 
     if max_examples < 1:
         raise UsageError(f"--max-examples must be at least 1; got {max_examples}")
+    from judge.prompts import load_prompt
+
     judge = make_judge(config)
+    old = getattr(judge, "prompt", None) or load_prompt(config.prompt)
     cases = case_set(labels, scenarios=scenarios, seed=seed)
     dev, test = cases.of_split("dev"), cases.of_split("test")
     if not dev or not test:
@@ -97,7 +100,7 @@ def align_judge(config: JudgeConfig, labels: Path, *, scenarios: Iterable[Path] 
     before = _answers(judge, cases, dev + test)
     disagreements = [Example(c, before[c.case][0], before[c.case][1], kind_of(c.label, before[c.case][0]))
                      for c in dev if c.label and before[c.case][0] is not None and before[c.case][0] != c.label]
-    result = AlignResult(judge=config.name, old_ref=judge.prompt.ref, split_source=cases.split_source,
+    result = AlignResult(judge=config.name, old_ref=old.ref, split_source=cases.split_source,
                          dev_cases=len(dev), test_cases=len(test), disagreements=len(disagreements),
                          leaking=cases.leaking, missing=cases.missing)
     if not disagreements:
@@ -105,10 +108,10 @@ def align_judge(config: JudgeConfig, labels: Path, *, scenarios: Iterable[Path] 
     result.examples = choose(disagreements, max_examples)
     section = examples_section(result.examples, cases.requests, cases.names)
     cited = ", ".join(e.case.case for e in result.examples)
-    notes = (f"Written by `judge align --judge {config.name}` from {judge.prompt.ref}: its text plus "
+    notes = (f"Written by `judge align --judge {config.name}` from {old.ref}: its text plus "
              f"{len(result.examples)} examples chosen from the judge's disagreements with the dev split of "
              f"the labels (label set sha256 {labels_sha(labels)}; split by {cases.split_source}): {cited}.")
-    prompt = write_version(judge.prompt, section, notes)
+    prompt = write_version(old, section, notes)
     result.new_ref, result.path = prompt.ref, prompt.path
     aligned = make_judge(config.model_copy(update={"prompt": prompt.ref}))
     after = _answers(aligned, cases, test)

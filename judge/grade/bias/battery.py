@@ -72,6 +72,10 @@ def run_battery(labels: Path, judge: Judge, *, scenarios: Iterable[Path] = (),
 
     if split not in ("all", "dev", "test"):
         raise UsageError(f"--split must be all, dev or test; got {split!r}")
+    if interval not in ("exact", "wilson"):
+        raise UsageError(f"--interval must be exact or wilson; got {interval!r}")
+    if not 0.0 <= max_flip < 1.0:
+        raise UsageError(f"--max-flip must lie in [0, 1); got {max_flip!r}")
     names = check_names(perturbations)
     cases = case_set(labels, scenarios=scenarios, seed=seed)
     chosen = [c for c in cases.cases if c.case in cases.requests and split in ("all", c.split)]
