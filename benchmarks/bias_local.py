@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -57,10 +58,14 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - start
     gate = run.gate
     flipped = "; ".join(f"{r.name}: {', '.join(r.flipped_cases)}" for r in gate.perturbations if r.flipped_cases)
-    body = (f"`python benchmarks/bias_local.py` ({run.cases} labelled cases of `labels/`, both splits: the battery "
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=ROOT).stdout.strip()
+    body = (f"`python benchmarks/bias_local.py` on {time.strftime('%Y-%m-%d')} at commit {commit or '?'} "
+            f"({run.cases} labelled cases of `labels/`, both splits: the battery "
             f"fits nothing; {len(run.missing)} cases without a judge request, {len(run.base_errors)} judge errors). "
             f"Wall time {seconds:.0f} s on {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
-            f"({platform.python_version()}).\n\n{table(gate)}\n\n{gate.reason}\n\nFlipped cases: {flipped or 'none'}.\n")
+            f"({platform.python_version()}).\n\n{table(gate)}\n\n{gate.reason}\n\n"
+            f"Flipped cases: {flipped or 'none'}.\n")
     print(f"## {TITLE}\n\n{body}")
     if args.json:
         args.json.write_text(gate.model_dump_json(indent=2) + "\n", encoding="utf-8")
