@@ -27,3 +27,17 @@ def write_section(title: str, body: str, path: Path = RESULTS) -> None:
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     after = "".join(lines[end:])
     path.write_text("".join(lines[:start]) + section + ("\n" + after if after else ""), encoding="utf-8")
+
+
+def quick_defaults(args, quick: dict, full: dict) -> None:
+    """Fill the options left unset (None) from `quick` with `--quick`, else from `full`."""
+    for name, value in (quick if getattr(args, "quick", False) else full).items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, value)
+
+
+def run_kind(quick: bool, quick_size: str, full_size: str) -> str:
+    """The sentence a RESULTS section opens with: which run made it, and what the other one measures."""
+    if quick:
+        return f"**Run:** `--quick` ({quick_size}); the full run measures {full_size}."
+    return f"**Run:** the full run ({full_size}); `--quick` measures {quick_size}."

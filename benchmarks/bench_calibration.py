@@ -1,6 +1,8 @@
 """Calibration benchmark (issue 4): 100k verdicts with 1,000 bootstrap resamples.
 
-    .venv/bin/python benchmarks/bench_calibration.py [--n 100000] [--n-boot 1000] [--repeat 3]
+    .venv/bin/python benchmarks/bench_calibration.py [--quick] [--n 100000] [--n-boot 1000] [--repeat 3]
+
+`--quick`: one round of each step (the target's 100k verdicts still), instead of best of 3.
 
 A seeded simulated judge (3 labels, 2 annotators on every 10th case, confidence tracking correctness)
 is written to JSONL in a temporary folder, then timed, best of `--repeat`:
@@ -78,9 +80,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--n-boot", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="one round of each step, still 100k verdicts (the full run: "
+                        "best of 3)")
+    parser.add_argument("--repeat", type=int)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _results import quick_defaults
+    quick_defaults(args, {"repeat": 1}, {"repeat": 3})
+    print(f"run: {'--quick' if args.quick else 'full'} (best of {args.repeat})")
     figures: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -18,7 +18,9 @@ checkpoint window, not the length of the trace. Each figure is the median of the
 grade / json.loads of the same round, then the median.
 
 Targets (issue 15): >= 150k events/s at 100k and 1M events; grading <= 3.5x the plain parse; 1M
-events under 100 MB peak RSS. `--results` writes the section of benchmarks/RESULTS.md.
+events under 100 MB peak RSS. `--results` writes the section of benchmarks/RESULTS.md. `--quick`
+measures 10k and 100k events only (a few minutes on a loaded 2-core machine), still beside
+`json.loads` and the baseline; the section then says so.
 """
 
 from __future__ import annotations
@@ -217,7 +219,9 @@ def tables(rows: list[dict], names: list[str], big: int) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--quick", action="store_true", help="10k and 100k events only (a few minutes on a loaded "
+                    "2-core machine), still beside json.loads and the baseline")
+    ap.add_argument("--sizes", type=int, nargs="+", help="trace sizes (default 10k 100k 1M; --quick: 10k 100k)")
     ap.add_argument("--checkpoints", type=int, default=20)
     ap.add_argument("--memory-checkpoints", type=int, default=200,
                     help="also grade the largest trace with this many checkpoints (0: skip)")
@@ -236,6 +240,9 @@ def main() -> None:
         return
 
     sys.path.insert(0, str(HERE))
+    from _results import quick_defaults, run_kind
+    quick_defaults(args, {"sizes": [10_000, 100_000]}, {"sizes": [10_000, 100_000, 1_000_000]})
+    args.run_kind = run_kind(args.quick, "10k and 100k events", "10k, 100k and 1M events")
     from gen_trace import EVENTS_PER_TURN, generate
     for n in args.sizes:  # generate up front (the 1M trace takes ~25 s once; then it is reused)
         generate(n, args.checkpoints, args.seed)
@@ -281,9 +288,11 @@ def section(args, info: dict, roots: dict[str, Path], rows: list[dict], big: int
     (l1, l5, _), (e1, e5, _) = loads
     names = list(roots)
     command = ("`.venv/bin/python benchmarks/bench_grade.py"
-               + (" --baseline BASE" if args.baseline else "")
+               + (" --baseline BASE" if args.baseline else "") + (" --quick" if args.quick else "")
                + f" --repeat {args.repeat} --results`")
     lines = [
+        args.run_kind,
+        "",
         f"Regenerate with {command}"
         + (f", BASE being a detached checkout of the code before (`git worktree add --detach BASE $(git merge-base main HEAD)`: {revision(roots['before'])}; "
            f"now: {revision(roots['now'])})" if "before" in roots else "") + ".",

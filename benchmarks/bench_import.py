@@ -1,6 +1,9 @@
 """Import speed and memory (issue 6).
 
-    .venv/bin/python benchmarks/bench_import.py [--data ../shared/data] [--repeat 5] [--json OUT]
+    .venv/bin/python benchmarks/bench_import.py [--quick] [--data ../shared/data] [--repeat 5] [--json OUT]
+
+`--quick`: 2 rounds of the tau-bench import and OTLP files of 50 and 500 traces (and the one-trace
+file as large as the 500-trace one), instead of 5 rounds and 50 / 500 / 2000 traces.
 
 1. **tau-bench**: `import_openai` of the 200 airline trajectories (4.1 MB, one JSON list) into a
    temporary folder, best and median of `--repeat` runs, in this process. Target: under 5 s.
@@ -106,9 +109,9 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "runs": summary.runs,
 """
 
 
-def otlp_memory(workdir: Path) -> list[dict]:
+def otlp_memory(workdir: Path, counts: tuple[int, ...] = (50, 500, 2000)) -> list[dict]:
     rows = []
-    cases = [("50 traces", 50, STEPS), ("500 traces", 500, STEPS), ("2000 traces", 2000, STEPS)]
+    cases = [(f"{n} traces", n, STEPS) for n in counts]
     for label, traces, steps in cases:
         src = workdir / f"otlp-{traces}.jsonl"
         size = write_otlp(src, traces, steps)
@@ -153,14 +156,19 @@ def tau_import(data: Path, repeat: int, workdir: Path) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="2 tau-bench rounds and 50 / 500 OTLP traces (the full "
+                    "run: 5 rounds and 50 / 500 / 2000), a few minutes on a loaded 2-core machine")
+    ap.add_argument("--repeat", type=int)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    result = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                          "load_avg": os.getloadavg()}}
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _results import quick_defaults
+    quick_defaults(args, {"repeat": 2}, {"repeat": 5})
+    result = {"run": "--quick" if args.quick else "full",
+              "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load_avg": os.getloadavg()}}
     with tempfile.TemporaryDirectory(prefix="bench-import-") as tmp:
         result["tau_bench"] = tau_import(args.data, args.repeat, Path(tmp))
-        result["otlp_memory"] = otlp_memory(Path(tmp))
+        result["otlp_memory"] = otlp_memory(Path(tmp), (50, 500) if args.quick else (50, 500, 2000))
     text = json.dumps(result, indent=1)
     if args.json:
         args.json.write_text(text, encoding="utf-8")

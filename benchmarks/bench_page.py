@@ -1,6 +1,8 @@
 """The run page stays bounded (issue 14): time, size and memory of `judge grade --html` on large traces.
 
-    .venv/bin/python benchmarks/bench_page.py [--sizes 10000 100000 1000000] [--checkpoints 20]
+    .venv/bin/python benchmarks/bench_page.py [--quick] [--sizes 10000 100000 1000000] [--checkpoints 20]
+
+`--quick` measures 10k and 100k events (the full run adds 1M).
 
 Traces and scenarios come from benchmarks/gen_trace.py (seed 7, gitignored `benchmarks/_gen/`): four
 drifts late in the run, one of them safety-critical. Each size is measured in a fresh subprocess:
@@ -55,7 +57,9 @@ def child(trace: str, scenario: str) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--quick", action="store_true", help="10k and 100k events (the full run adds 1M): a few minutes "
+                    "on a loaded 2-core machine")
+    ap.add_argument("--sizes", type=int, nargs="+", help="trace sizes (default 10k 100k 1M; --quick: 10k 100k)")
     ap.add_argument("--checkpoints", type=int, default=20)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", type=Path, help="write the raw figures here too")
@@ -65,7 +69,10 @@ def main() -> None:
         print(json.dumps(child(*args.child)))
         return
     sys.path.insert(0, str(HERE))
+    from _results import quick_defaults
     from gen_trace import generate
+    quick_defaults(args, {"sizes": [10_000, 100_000]}, {"sizes": [10_000, 100_000, 1_000_000]})
+    print(f"run: {'--quick' if args.quick else 'full'} (sizes {', '.join(f'{n:,}' for n in args.sizes)})")
 
     rows = []
     for n in args.sizes:

@@ -1,6 +1,8 @@
 """Redaction and line reading in linear time (issue 12): time per MB from 10 kB to 10 MB lines.
 
-    .venv/bin/python benchmarks/bench_redact.py [--sizes 10000 100000 1000000 10000000] [--repeat 3]
+    .venv/bin/python benchmarks/bench_redact.py [--quick] [--sizes 10000 100000 1000000 10000000] [--repeat 3]
+
+`--quick`: lines of 10 kB to 1 MB, one round, a 100 kB tool result in the grade pair.
 
 For each line size and each kind of content it times, best of `--repeat`:
 
@@ -158,12 +160,19 @@ def machine() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000, 10_000_000])
+    ap.add_argument("--quick", action="store_true", help="lines of 10 kB to 1 MB, one round, a 100 kB grade pair (the "
+                    "full run: up to 10 MB, 3 rounds, 300 kB): a few minutes on a loaded 2-core machine")
+    ap.add_argument("--sizes", type=int, nargs="+")
     ap.add_argument("--kinds", nargs="+", default=["clean", "one", "run", "dense", "letters", "digits", "keys"])
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--grade-size", type=int, default=300_000)
+    ap.add_argument("--repeat", type=int)
+    ap.add_argument("--grade-size", type=int)
     args = ap.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _results import quick_defaults
+    quick_defaults(args, {"sizes": [10_000, 100_000, 1_000_000], "repeat": 1, "grade_size": 100_000},
+                   {"sizes": [10_000, 100_000, 1_000_000, 10_000_000], "repeat": 3, "grade_size": 300_000})
     print(machine())
+    print(f"run: {'--quick' if args.quick else 'full'}")
     print(f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     rows = measure(args.sizes, args.kinds, args.repeat)
     sizes = [r["bytes"] for r in rows if r["kind"] == args.kinds[0]]

@@ -1,6 +1,6 @@
 """HTTP service load test (issue 8): requests/s and latency of deterministic grading over HTTP.
 
-    .venv/bin/python benchmarks/bench_service.py [--clients 32] [--requests 2000] [--seconds 20]
+    .venv/bin/python benchmarks/bench_service.py [--quick] [--clients 32] [--requests 2000] [--seconds 20]
                                                 [--workers 1] [--trace PATH] [--results]
 
 Starts `judge serve`'s app with uvicorn in a subprocess on 127.0.0.1 (a free port), then 32
@@ -113,12 +113,16 @@ def table(rows: list[tuple[str, dict]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument("--requests", type=int, default=2000, help="stop after this many answers")
-    parser.add_argument("--seconds", type=float, default=20.0, help="stop after this long")
+    parser.add_argument("--quick", action="store_true", help="500 requests or 5 s per run (the full run: 2000 or 20 s)")
+    parser.add_argument("--requests", type=int, help="stop after this many answers (default 2000; --quick 500)")
+    parser.add_argument("--seconds", type=float, help="stop after this long (default 20; --quick 5)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1], help="uvicorn worker processes (one run each)")
     parser.add_argument("--trace", type=Path, default=CONTRACT / "checkout-firefox.drift.jsonl")
     parser.add_argument("--results", action="store_true", help="write this section of benchmarks/RESULTS.md")
     args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _results import quick_defaults
+    quick_defaults(args, {"requests": 500, "seconds": 5.0}, {"requests": 2000, "seconds": 20.0})
     if not CONTRACT.is_dir():
         raise SystemExit(f"needs the contract example in {CONTRACT}")
     body = {"scenario": (CONTRACT / "checkout-firefox.yaml").read_text(encoding="utf-8"),
@@ -147,7 +151,7 @@ def main() -> None:
 
         write_section(SECTION,
                       f"`.venv/bin/python benchmarks/bench_service.py --workers {' '.join(map(str, args.workers))} "
-                      f"--results`. {where}. `POST /v1/grade` of the contract example with `\"judge\": \"none\"`, "
+                      f"{'--quick ' if args.quick else ''}--results` ({'the `--quick` run' if args.quick else 'the full run'}). {where}. `POST /v1/grade` of the contract example with `\"judge\": \"none\"`, "
                       f"{args.clients} concurrent clients (httpx.AsyncClient) on the same machine, bounded by "
                       f"{args.requests} requests or {args.seconds:.0f} s; every answer 200 and the same report.\n\n"
                       f"{text}\n\n{NOTE}")

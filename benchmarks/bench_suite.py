@@ -1,27 +1,30 @@
-"""Suite benchmark (issues 7 and 15): 1,000 runs of 200 events, deterministic grading, with the progress bar.
+"""Suite benchmark (issues 7, 15 and 26): a suite of runs of 200 events, deterministic grading, with the progress bar.
 
-    .venv/bin/python benchmarks/bench_suite.py [--runs 1000] [--events 200] [--jobs N] [--against DIR]
-                                              [--append-results]
+    .venv/bin/python benchmarks/bench_suite.py [--quick] [--runs 100] [--events 200] [--rounds N]
+                                              [--against DIR] [--append-results]
 
 Generates the runs once (seeded, with gen_trace.py's agent; into benchmarks/_gen/suite-<R>x<E>/, which
-is gitignored) and measures, each in a fresh subprocess:
+is gitignored) and measures, each in a fresh subprocess, round by round interleaved (medians):
 
   serial  every run graded one after the other with `grade_trace` in one process (ledger loaded
-          once): the sum of the single-run grading times;
-  suite   `grade_suite(manifest, jobs=N)` with the rich progress bar, end to end (manifest, scenario,
-          process pool, aggregation), its wall time, the parent's peak RSS and each worker's;
+          once): the sum of the single-run grading times and its CPU;
+  suite   `grade_suite(manifest, jobs=1)` and `grade_suite(manifest, jobs=2)` with the rich progress
+          bar, end to end (manifest, scenario, workers, aggregation): wall time, CPU of the parent and
+          of the workers (and where the workers' CPU went: start, grading, the rest), peak RSS;
   reads   a quarter of the runs graded by `grade_suite(jobs=1)` in the measuring process: the bytes
           the kernel says it read (/proc/self/io rchar) per byte of trace (1.0: each trace read once);
-  shards  the suite in 2 shards (`grade_part`, one after the other, jobs=N), the parts written and
+  shards  the suite in 2 shards (`grade_part`, one after the other, jobs=2), the parts written and
           merged (`merge_suite`): each step's time, and whether the merged report is the unsharded one;
   largest the largest run graded alone: the peak RSS one run needs;
   small   the same suite cut to a quarter of the runs: the parent's peak RSS must not grow with the
           number of runs (results are compact; full reports stay in the workers).
 
-`--against DIR` measures serial, suite and reads with the code in DIR too (e.g. a worktree of main:
-`git worktree add --detach /tmp/base main`), interleaved with this checkout's, and reports the
-ratios of that one run. Target: suite wall time <= 1.5 x (serial sum) / cores. `--append-results`
-replaces this script's section of benchmarks/RESULTS.md in place (benchmarks/_results.py).
+Targets (issue 26): the suite's CPU within 1.2x of the serial loop's; 2 workers on 2 idle cores
+<= 0.6x the wall time of 1. `--quick`: 3 rounds (the full run: 7), 100 runs either way (`--runs`
+sets another size, e.g. 1000). `--against DIR` measures serial and suite with the code in DIR too
+(a detached worktree of the code before: `git worktree add --detach DIR COMMIT`), interleaved with
+this checkout's. `--append-results` replaces this script's section of benchmarks/RESULTS.md in place
+(benchmarks/_results.py).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -40,9 +44,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SECTION = "## Suites (bench_suite.py)"
 HISTORY = ("History: issue 7 measured the suite alone (1000 x 200 events, 9.41 s wall, 0.71x speed-up on "
-           "loaded cores, CPU ratio 1.18); issue 15's suite work first measured against the code before the "
-           "msgspec read path (bytes read per byte of trace 2.39 -> 1.00, suite CPU 1.01x); this table, against "
-           "main with that read path, replaces both.")
+           "loaded cores, CPU ratio 1.18); issue 15's suite work measured 1000 x 200 events against the code "
+           "before the msgspec read path (bytes read per byte of trace 2.15 -> 1.00; suite CPU 2.58 s against "
+           "2.71 s; load 6). Issue 26 (this table) measured the 100-run suite it names, interleaved medians.")
 
 
 def generate(runs: int, events: int) -> Path:
@@ -91,6 +95,14 @@ def child(mode: str, manifest: str, jobs: int, limit: int, code: str) -> dict:
     sys.path.insert(0, code)
     folder = Path(manifest).parent
     traces = sorted((folder / "runs").glob("*.jsonl"))
+    if mode == "imports":  # what a suite child pays before grade_suite: the instruction counts subtract it
+        from judge.suite import grade_suite  # noqa: F401
+        return {}
+    if mode == "serial0":  # the serial child without its loop (imports, ledger)
+        from judge.api import load_ledger
+        from judge.grade import grade_trace  # noqa: F401
+        load_ledger(folder / "scenario.yaml")
+        return {}
     if mode == "serial":
         from judge.api import load_ledger
         from judge.grade import grade_trace
@@ -126,33 +138,38 @@ def child(mode: str, manifest: str, jobs: int, limit: int, code: str) -> dict:
     if limit:
         manifest = str(_cut(folder, limit))
     import resource
+    bar = _bar()  # its modules (the command line's) imported before the timing, as the serial loop's are
     t0, cpu0 = time.perf_counter(), time.process_time()
-    with _bar() as bar:
-        run = grade_suite(manifest, jobs=jobs, progress=bar)
+    with bar as progress:
+        run = grade_suite(manifest, jobs=jobs, progress=progress)
     wall, parent_cpu = time.perf_counter() - t0, time.process_time() - cpu0
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = run.report
-    return {"wall_s": wall, "grade_s": run.grade_s, "parent_cpu_s": parent_cpu,
+    stats = getattr(run, "worker_stats", None) or []
+    return {"worker_start_cpu_s": sum(w.start_cpu_s for w in stats), "worker_grade_cpu_s": sum(w.grade_cpu_s for w in stats),
+            "wall_s": wall, "grade_s": run.grade_s, "parent_cpu_s": parent_cpu,
             "workers_cpu_s": children.ru_utime + children.ru_stime, "workers": run.workers, "parent_peak_mb": _peak_mb(),
             "worker_peak_mb": sorted(run.worker_peak_rss_mb.values()), "runs": r.totals["runs"],
             "decision": r.release.decision, "signatures": sum(len(s.signatures) for s in r.scenarios)}
 
 
-@contextmanager
 def _bar():
-    """The suite command's progress bar, in the code being measured (older checkouts: `_Bar`)."""
+    """The suite command's progress bar, in the code being measured (older checkouts: `_Bar`), its
+    modules imported now; use it as a context manager."""
     try:
         from judge.cli.suite import _Bar
     except ImportError:
         from judge.cli.progress import Activity
-        with Activity(True) as bar:
+        return Activity(True)
+
+    @contextmanager
+    def old():
+        bar = _Bar(enabled=True)
+        try:
             yield bar
-        return
-    bar = _Bar(enabled=True)
-    try:
-        yield bar
-    finally:
-        bar.stop()
+        finally:
+            bar.stop()
+    return old()
 
 
 def _shards(manifest: str, jobs: int) -> dict:
@@ -207,15 +224,15 @@ def run_child(mode: str, manifest: Path, jobs: int, limit: int = 0, code: Path =
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=1000)
+    ap.add_argument("--quick", action="store_true", help="3 rounds instead of 7 (a few minutes on a loaded machine)")
+    ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--events", type=int, default=200)
-    ap.add_argument("--jobs", type=int, default=0, help="workers (default: one per core)")
-    ap.add_argument("--repeat", type=int, default=3, help="measure serial and suite this many times, "
-                    "interleaved, and keep the fastest of each (the cores may be shared)")
-    ap.add_argument("--against", type=Path, help="a checkout of the code to compare with (e.g. main)")
+    ap.add_argument("--rounds", type=int, help="interleaved rounds (default: 3 with --quick, else 7)")
+    ap.add_argument("--against", type=Path, help="a checkout of the code to compare with (the code before)")
     ap.add_argument("--append-results", action="store_true")
     ap.add_argument("--child")
     ap.add_argument("--manifest")
+    ap.add_argument("--jobs", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--code", default=str(ROOT))
     args = ap.parse_args()
@@ -223,99 +240,104 @@ def main() -> None:
         print(json.dumps(child(args.child, args.manifest, args.jobs, args.limit, args.code)))
         return
     sys.path.insert(0, str(ROOT))
-    from judge.suite.run import default_jobs
-    cores = args.jobs or default_jobs()
+    rounds = args.rounds or (3 if args.quick else 7)
     load = os.getloadavg()
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     t0 = time.perf_counter()
     manifest = generate(args.runs, args.events)
     gen_s = time.perf_counter() - t0
-    codes = {"after": ROOT, **({"before": args.against.resolve()} if args.against else {})}
-    serials: dict[str, list] = {c: [] for c in codes}
-    suites: dict[str, list] = {c: [] for c in codes}
-    reads: dict[str, dict] = {}
-    for _ in range(max(1, args.repeat)):
+    codes = {"now": ROOT, **({"before": args.against.resolve()} if args.against else {})}
+    m: dict[tuple[str, str], list[dict]] = {(c, k): [] for c in codes for k in ("serial", "j1", "j2")}
+    for _ in range(rounds):
         for label, code in codes.items():
-            serials[label].append(run_child("serial", manifest, 1, code=code))
-            suites[label].append(run_child("suite", manifest, cores, code=code))
-    for label, code in codes.items():
-        reads[label] = run_child("reads", manifest, 1, limit=max(2, args.runs // 4), code=code)
-    serial = {c: min(v, key=lambda x: x["serial_s"]) for c, v in serials.items()}
-    suite = {c: min(v, key=lambda x: x["wall_s"]) for c, v in suites.items()}
+            m[(label, "serial")].append(run_child("serial", manifest, 1, code=code))
+            m[(label, "j1")].append(run_child("suite", manifest, 1, code=code))
+            m[(label, "j2")].append(run_child("suite", manifest, 2, code=code))
+    reads = {label: run_child("reads", manifest, 1, limit=max(2, args.runs // 4), code=code) for label, code in codes.items()}
     largest = run_child("largest", manifest, 1)
-    small = run_child("suite", manifest, cores, limit=max(1, args.runs // 4))
-    shards = run_child("shards", manifest, cores)
-    now, now_serial = suite["after"], serial["after"]
-    budget = 1.5 * now_serial["serial_s"] / cores
-    ok_time = now["wall_s"] <= budget
-    # On shared cores the wall clock measures the neighbours too. CPU seconds do not: the suite's
-    # CPU (workers + parent) over the serial CPU is what its wall time would be, times the cores,
-    # over the serial time on an idle machine.
-    cpu = {c: suite[c]["workers_cpu_s"] + suite[c]["parent_cpu_s"] for c in codes}
-    cpu_ratio = cpu["after"] / now_serial["serial_cpu_s"]
-    loaded = load[0] > cores
-    side = "before" in codes
+    small = run_child("suite", manifest, 2, limit=max(1, args.runs // 4))
+    shards = run_child("shards", manifest, 2)
+    end_load = os.getloadavg()
+
+    def med(label: str, kind: str, key) -> float:
+        return statistics.median(key(x) if callable(key) else x[key] for x in m[(label, kind)])
+
+    cpu = lambda x: x["parent_cpu_s"] + x["workers_cpu_s"]  # noqa: E731
+    ratios = {c: {"j1": med(c, "j1", cpu) / med(c, "serial", "serial_cpu_s"),
+                  "j2": med(c, "j2", cpu) / med(c, "serial", "serial_cpu_s"),
+                  "wall": statistics.median(b["wall_s"] / a["wall_s"] for a, b in zip(m[(c, "j1")], m[(c, "j2")]))}
+              for c in codes}
+    now = ratios["now"]
+    idle_estimate = (med("now", "j2", "parent_cpu_s") + med("now", "j2", "workers_cpu_s") / 2) / med("now", "j1", cpu)
+    idle = load[0] < 1.0 and end_load[0] < 1.0
+    cpu_ok = max(now["j1"], now["j2"]) <= 1.2
+    cols = list(codes)
 
     def row(name: str, fmt, get) -> str:
-        after = get("after")
-        if not side:
-            return f"| {name} | {fmt(after)} |"
-        before = get("before")
-        ratio = f"{after / before:.2f}x" if before else "-"
-        return f"| {name} | {fmt(before)} | {fmt(after)} | {ratio} |"
+        return f"| {name} | " + " | ".join(fmt(get(c)) for c in cols) + " |"
 
-    seconds = lambda x: f"{x:.2f} s"  # noqa: E731
+    sec = lambda x: f"{x:.3f} s"  # noqa: E731
+    x = lambda v: f"{v:.2f}x"  # noqa: E731
+    j2 = {c: m[(c, "j2")] for c in cols}
     lines = [
-        SECTION, "",
-        f"Machine: {platform.machine()}, {cores} core(s) used, Python {platform.python_version()}, "
-        f"{platform.system()} {platform.release()}, load average before {load[0]:.2f}. Runs generated in "
-        f"{gen_s:.1f} s (cached afterwards). Regenerate: `.venv/bin/python benchmarks/bench_suite.py"
-        + (" --against DIR" if side else "") + " --append-results`"
-        + (" with DIR a detached worktree of the code before (here: main before issue 15's suite work)." if side else "."),
+        f"`.venv/bin/python benchmarks/bench_suite.py{' --quick' if args.quick else ''}"
+        f"{' --against DIR' if len(cols) > 1 else ''} --append-results` on {started}: "
+        f"{'the `--quick` run' if args.quick else 'the full run'} ({rounds} interleaved rounds, medians; "
+        f"{'the full run has 7' if args.quick else '`--quick` has 3'}). Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}; load average {load[0]:.1f} / {load[1]:.1f} (1 / 5 min) at the "
+        f"start, {end_load[0]:.1f} / {end_load[1]:.1f} at the end"
+        + ("" if idle else ": the cores are shared with other sessions, so the wall-time ratio measures the "
+           "neighbours too; the CPU rows are the ones to read") + ". "
+        + (f"DIR (`before`) is a detached worktree of the code before this change. " if len(cols) > 1 else "")
+        + f"Runs generated in {gen_s:.1f} s (cached afterwards).",
         "",
-        f"Suite of {now['runs']} runs x {args.events} events ({now_serial['events']} events), deterministic "
-        f"checks only, `grade_suite(jobs={cores})` with the rich progress bar, each measurement in a fresh "
-        f"process, best of {len(suites['after'])} interleaved"
-        + (" (before and after alternate, so both see the same load; ratio = after / before)" if side else "") + ".",
+        f"Suite of {args.runs} runs x {args.events} events, deterministic checks only, `grade_suite` with the rich "
+        "progress bar, each measurement a fresh process. Serial = `grade_trace` of every run one after the other "
+        "in one process (the ledger loaded once, outside the timing).",
         "",
-        "| measure | before | after | ratio |" if side else "| measure | value |",
-        "|---|---|---|---|" if side else "|---|---|",
-        row("bytes read per byte of trace (kernel rchar, suite jobs=1)", lambda x: f"{x:.2f}",
-            lambda c: reads[c]["read_ratio"]),
-        row("sum of single-run grading times (serial, one process)", seconds, lambda c: serial[c]["serial_s"]),
-        row("suite wall time, end to end", seconds, lambda c: suite[c]["wall_s"]),
-        row("CPU: suite workers + parent", seconds, lambda c: cpu[c]),
-        row("grading time summed in the workers", seconds, lambda c: suite[c]["grade_s"]),
-        row("cores actually obtained by the suite (CPU s per wall s)", lambda x: f"{x:.2f}",
-            lambda c: cpu[c] / suite[c]["wall_s"]),
-        row("parent peak RSS", lambda x: f"{x:.0f} MB", lambda c: suite[c]["parent_peak_mb"]),
+        "| measure | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols),
+        row("serial loop: CPU", sec, lambda c: med(c, "serial", "serial_cpu_s")),
+        row("suite, 1 worker: CPU (in one process)", sec, lambda c: med(c, "j1", cpu)),
+        row("suite, 2 workers: CPU, parent + workers", sec, lambda c: med(c, "j2", cpu)),
+        row("**suite CPU / serial CPU, 1 worker** (target <= 1.2x)", lambda v: f"**{x(v)}**", lambda c: ratios[c]["j1"]),
+        row("**suite CPU / serial CPU, 2 workers** (target <= 1.2x)", lambda v: f"**{x(v)}**", lambda c: ratios[c]["j2"]),
+        row("suite wall, 1 worker", sec, lambda c: med(c, "j1", "wall_s")),
+        row("suite wall, 2 workers", sec, lambda c: med(c, "j2", "wall_s")),
+        row("**wall, 2 workers / 1** (target <= 0.6x on 2 idle cores)", lambda v: f"**{x(v)}**", lambda c: ratios[c]["wall"]),
+        row("cores obtained by the 2-worker suite (CPU s per wall s)", lambda v: f"{v:.2f}",
+            lambda c: statistics.median(cpu(r) / r["wall_s"] for r in j2[c])),
+        row("2 workers: parent CPU", sec, lambda c: med(c, "j2", "parent_cpu_s")),
+        row("2 workers: workers' CPU", sec, lambda c: med(c, "j2", "workers_cpu_s")),
+        row("... of which grading (inside grade_task)", lambda v: sec(v) if v else "not measured",
+            lambda c: med(c, "j2", lambda r: r.get("worker_grade_cpu_s", 0.0))),
+        row("... of which start (fork to ready)", lambda v: sec(v) if v else "not measured",
+            lambda c: med(c, "j2", lambda r: r.get("worker_start_cpu_s", 0.0))),
+        row("bytes read per byte of trace (kernel rchar, 1 worker)", lambda v: f"{v:.2f}", lambda c: reads[c]["read_ratio"]),
+        row("parent peak RSS, 2 workers", lambda v: f"{v:.0f} MB", lambda c: med(c, "j2", "parent_peak_mb")),
+        "",
+        f"Targets, this checkout: CPU **{'met' if cpu_ok else 'MISSED'}** ({x(now['j1'])} with 1 worker, "
+        f"{x(now['j2'])} with 2); wall with 2 workers / 1: {x(now['wall'])}, "
+        + ("**met**" if now["wall"] <= 0.6 else "over 0.6x") + (" on idle cores." if idle else
+        f" at load {load[0]:.1f} on {os.cpu_count()} cores: the second worker gets only part of a core, so this "
+        f"ratio cannot show the target. On 2 idle cores a single-threaded process's wall is its CPU, so the CPU "
+        f"figures above predict (parent CPU + workers' CPU / 2) / (1-worker CPU) = {idle_estimate:.2f}x"
+        + (" (target met by that estimate)." if idle_estimate <= 0.6 else " (over the target by that estimate).")),
+        "",
+        "Where the time goes (2 workers, this checkout): the parent plans the suite (manifest, scenario YAML), "
+        "forks two workers once, streams each run's paths to them and puts the results back in manifest order; "
+        "the workers spend their CPU grading (the row above), the rest is their start-up, the pipes and their exit. "
+        "Before, a concurrent.futures pool pickled chunks of runs up front through feeder and manager threads.",
         "",
         "| this checkout | value |", "|---|---|",
-        f"| target: 1.5 x serial sum / {cores} cores | {budget:.2f} s: suite {now['wall_s']:.2f} s, "
-        f"{'within' if ok_time else 'OVER'} target ({now_serial['serial_s'] / now['wall_s']:.2f}x speed-up) |",
-        f"| CPU ratio suite / serial (the wall-time target is <= 1.5 on idle cores) | {cpu_ratio:.2f} |",
-        "| all suite wall times / serial sums | " + ", ".join(f"{x['wall_s']:.2f}" for x in suites["after"])
-        + " / " + ", ".join(f"{x['serial_s']:.2f}" for x in serials["after"]) + " s |",
         "| 2 shards, one after the other / merging their parts | "
-        + " + ".join(f"{x:.2f}" for x in shards["shard_s"]) + f" s / {shards['merge_s']:.2f} s (parts "
-        + ", ".join(f"{x:.1f}" for x in shards["part_mb"]) + " MB); merged report = unsharded: "
+        + " + ".join(f"{v:.2f}" for v in shards["shard_s"]) + f" s / {shards['merge_s']:.2f} s (parts "
+        + ", ".join(f"{v:.1f}" for v in shards["part_mb"]) + " MB); merged report = unsharded: "
         + ("yes" if shards["identical"] else "**NO**") + " |",
         f"| parent peak RSS, {small['runs']} runs | {small['parent_peak_mb']:.0f} MB |",
-        f"| worker peak RSS ({now['workers']} workers) | " + ", ".join(f"{m:.0f} MB" for m in now["worker_peak_mb"]) + " |",
+        f"| worker peak RSS (2 workers) | " + ", ".join(f"{v:.0f} MB" for v in j2['now'][-1]["worker_peak_mb"]) + " |",
         f"| one process grading the largest run alone | {largest['peak_mb']:.0f} MB (after imports "
         f"{largest['base_mb']:.0f} MB) |",
-        f"| release decision / distinct signatures | {now['decision']} / {now['signatures']} |",
-        "",
-        "Reads: before, a worker read a trace's first block for its header, the whole file for its sha256, "
-        "and the whole file again to grade it; now the grading reads it once and hashes it on the way. Memory: a worker grades one run at a time, so its peak is that of one process "
-        "grading the largest run; the parent keeps a compact result per run.",
-        *([""] + [f"Load average {load[0]:.1f} on {cores} cores: the wall times, and their ratios, measure the "
-                  "neighbours as much as the code (the serial rows run the same grading code before and "
-                  "after); read the bytes-read and CPU rows."] if side and loaded else []),
-        "",
-        "When the cores are shared (load average above the core count), the suite cannot get the cores "
-        "it asks for: the *cores actually obtained* row shows it. The CPU ratio is then the figure to read: "
-        "on idle cores the suite's wall time is about (CPU ratio / cores) x the serial sum, plus the "
-        "pool's start-up.",
+        f"| release decision / distinct signatures | {j2['now'][-1]['decision']} / {j2['now'][-1]['signatures']} |",
         "",
         HISTORY,
     ]
@@ -324,11 +346,8 @@ def main() -> None:
     if args.append_results:
         sys.path.insert(0, str(HERE))
         from _results import write_section
-        write_section(SECTION.removeprefix("## "), "\n".join(lines[2:]))
-    if not ok_time and loaded:
-        print(f"wall-time target missed on loaded cores (load {load[0]:.1f} > {cores}); CPU ratio "
-              f"{cpu_ratio:.2f} {'<=' if cpu_ratio <= 1.5 else '>'} 1.5")
-    sys.exit(0 if (ok_time or (loaded and cpu_ratio <= 1.5)) and shards["identical"] else 1)
+        write_section(SECTION.removeprefix("## "), text)
+    sys.exit(0 if cpu_ok and shards["identical"] else 1)
 
 
 if __name__ == "__main__":

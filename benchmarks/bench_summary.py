@@ -7,7 +7,8 @@ per (model, scenario, turn) and reused by every audit, so an audit costs the emb
 sentences and clauses plus the lexical rules. Model loading is outside the timing; one warm-up
 audit is. The phrase-only audit (no model) is timed too.
 
-Usage: python benchmarks/bench_summary.py [--summaries N] [--results]
+Usage: python benchmarks/bench_summary.py [--quick] [--summaries N] [--results]
+`--quick`: 200 summaries instead of 1,000.
 `--results` writes its section of benchmarks/RESULTS.md (other sections are kept).
 """
 
@@ -105,9 +106,13 @@ def summary_text(rng: random.Random) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--summaries", type=int, default=1000)
+    parser.add_argument("--quick", action="store_true", help="200 summaries (the full run: 1,000)")
+    parser.add_argument("--summaries", type=int)
     parser.add_argument("--results", action="store_true", help="write this section of benchmarks/RESULTS.md")
     args = parser.parse_args()
+    sys.path.insert(0, str(HERE))
+    from _results import quick_defaults
+    quick_defaults(args, {"summaries": 200}, {"summaries": 1000})
 
     ledger = build_ledger(scenario())
     rng = random.Random(20240506)
@@ -145,6 +150,9 @@ def main() -> None:
     load = os.getloadavg()[0]
     lines = [
         f"## {SECTION}", "",
+        f"`.venv/bin/python benchmarks/bench_summary.py{' --quick' if args.quick else ''} --results`: "
+        f"{'the `--quick` run' if args.quick else 'the full run'} ({args.summaries} summaries; "
+        f"{'the full run: 1,000' if args.quick else '`--quick`: 200'}).",
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, load average {load:.1f} at the start of the timed runs.",
         f"{args.summaries} summaries of {words:.0f} words on average, one 30-entry ledger at turn {TURN}.", "",

@@ -186,14 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--split", choices=SPLITS, default="evaluation",
                         help="which split to score (default: evaluation; `test` is for measuring once per change)")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="the model's threads (ONNX Runtime's; default: judge's, 1 on <= 4 cores)")
     parser.add_argument("--no-direct", action="store_true", help="skip the direct model call")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.threads:
-        import torch
+        from judge.text import minilm
 
-        torch.set_num_threads(args.threads)
+        minilm.set_torch_threads(args.threads)
     splits = SPLITS if args.split == "all" else (args.split,)
     records = {d: [r for r in load(args.data, d) if args.split == "all" or r["split"] == args.split] for d in DOMAINS}
     every = [r for d in DOMAINS for r in records[d]]

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
-from scipy.special import expit
-from sklearn.isotonic import IsotonicRegression
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import log_loss
-from sklearn.model_selection import StratifiedKFold
 
 from calibration.confidence import check_probabilities
+
+if TYPE_CHECKING:  # scikit-learn is imported where a calibrator is fitted: reading a record needs none
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import LogisticRegression
 
 N_FOLDS = 5
 # Out-of-fold probabilities are clipped before log loss so that one isotonic 0/1 miss costs
@@ -64,6 +63,8 @@ class Calibrator(BaseModel):
             # IsotonicRegression.predict with out_of_bounds="clip" is this linear interpolation.
             return np.interp(x, self.x_thresholds, self.y_thresholds)
         if self.kind == "platt":
+            from scipy.special import expit
+
             return expit(self.coef * x + self.intercept)
         return np.full_like(x, self.value)
 
@@ -78,13 +79,17 @@ def _distinct(outcome: np.ndarray, prob: np.ndarray) -> tuple[np.ndarray, np.nda
     return (cell % 2).astype(float), values[cell // 2], counts[cell].astype(float)
 
 
-def _fit_isotonic(outcome: np.ndarray, prob: np.ndarray) -> IsotonicRegression:
+def _fit_isotonic(outcome: np.ndarray, prob: np.ndarray) -> "IsotonicRegression":
+    from sklearn.isotonic import IsotonicRegression
+
     y, x, weight = _distinct(outcome, prob)
     return IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True,
                               out_of_bounds="clip").fit(x, y, sample_weight=weight)
 
 
-def _fit_platt(outcome: np.ndarray, prob: np.ndarray) -> LogisticRegression:
+def _fit_platt(outcome: np.ndarray, prob: np.ndarray) -> "LogisticRegression":
+    from sklearn.linear_model import LogisticRegression
+
     # C=inf: no penalty, as in Platt's method; the single feature needs no shrinkage. Newton steps
     # converge in a few iterations on two parameters, where lbfgs takes dozens.
     y, x, weight = _distinct(outcome, prob)
@@ -102,6 +107,9 @@ def _to_calibrator(kind: str, model, n: int, **extra) -> Calibrator:
 
 def _cross_validated_log_loss(outcome: np.ndarray, prob: np.ndarray, *, n_folds: int,
                               seed: int) -> dict[str, float]:
+    from sklearn.metrics import log_loss
+    from sklearn.model_selection import StratifiedKFold
+
     out_of_fold = {"isotonic": np.empty_like(prob), "platt": np.empty_like(prob)}
     folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
     for train, test in folds.split(prob.reshape(-1, 1), outcome):

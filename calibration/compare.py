@@ -7,7 +7,6 @@ from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import binomtest
 
 from calibration.bootstrap import Interval, check_n_boot, percentile_interval, resample_counts
 from calibration.errors import CalibrationInputError
@@ -106,6 +105,8 @@ def compare_judges(labels: list[LabelRecord], verdicts_a: list[VerdictRecord],
                    - kappa_from_confusion(replicates.sum(axis=3)))
     right_a, right_b = np.array(truth) == np.array(a), np.array(truth) == np.array(b)
     only_a, only_b = int(np.sum(right_a & ~right_b)), int(np.sum(~right_a & right_b))
+    from scipy.stats import binomtest
+
     p_value = binomtest(only_a, only_a + only_b, 0.5).pvalue if only_a + only_b else 1.0
     flipped = [FlippedCase(case=case, reference=t, verdict_a=va, verdict_b=vb,
                            change="fixed" if rb else "broken")

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from sklearn.metrics import precision_recall_fscore_support
 
 from calibration.reference import Matched
 
@@ -111,6 +110,8 @@ def per_class(y_true: Sequence, y_pred: Sequence, *, labels: Sequence[str]) -> d
     """Per-label precision = TP/(TP+FP), recall = TP/(TP+FN), F1 = their harmonic mean, support =
     number of reference cases with the label (sklearn.metrics.precision_recall_fscore_support)."""
     true, pred = check_pair(y_true, y_pred)
+    from sklearn.metrics import precision_recall_fscore_support  # here: reading a record needs no sklearn
+
     precision, recall, f1, support = precision_recall_fscore_support(
         true, pred, labels=list(labels), zero_division=np.nan)
     return {label: ClassStats(precision=_finite(p), recall=_finite(r), f1=_finite(f), support=int(s))

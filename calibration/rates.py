@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import binomtest
 
 from calibration.bootstrap import CI_LEVEL
 from calibration.metrics import check_pair
@@ -36,6 +35,8 @@ def clopper_pearson(k: int, n: int, *, level: float = CI_LEVEL) -> RateStat:
     scipy.stats.binomtest(...).proportion_ci(method="exact")."""
     if n < 1 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n >= 1; got k={k}, n={n}")
+    from scipy.stats import binomtest  # here: reading a record needs no scipy.stats
+
     interval = binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="exact")
     return RateStat(value=k / n, lower=float(interval.low), upper=float(interval.high), n=int(n),
                     k=int(k), level=level)

@@ -67,8 +67,9 @@ class JudgeConfig(BaseModel):
     transport_retries: int = Field(default=4, ge=0, le=20, description="retries on 429, 5xx, timeouts")
     backoff_s: float = Field(default=1.0, ge=0, description="first backoff delay; doubles per retry")
     mode: str = Field(default="tools", description=(
-        "how the answer schema is sent: an instructor mode (tools, tools_strict, json, json_schema, md_json) "
-        "or `strict` (OpenAI structured outputs without instructor: response_format json_schema, strict)"))
+        "how the answer schema is sent: `tools` (a forced function tool) or `strict` (OpenAI structured outputs: "
+        "response_format json_schema, strict), direct to OpenAI-compatible endpoints; or an instructor mode "
+        "(tools_strict, json, json_schema, md_json)"))
     window_tokens: int = Field(default=1000, ge=200, description=(
         "split slices whose request, as sent (messages and the schema it carries), exceeds this"))
     cache: bool = True

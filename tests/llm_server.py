@@ -64,6 +64,7 @@ class ScriptedLLM:
         self.script: deque[Reply | Callable[[dict], Reply]] = deque()
         self.bodies: list[dict[str, Any]] = []
         self.agents: list[str] = []  # the User-Agent of each request (which HTTP client sent it)
+        self.peers: set[tuple[str, int]] = set()  # the client address of each request: one per TCP connection
         self.default: Callable[[dict], Reply] = auto_answer
         self.default_delay_s = 0.0
         self.lock = threading.Lock()
@@ -81,6 +82,7 @@ class ScriptedLLM:
             self.script = deque(replies)
             self.bodies = []
             self.agents = []
+            self.peers = set()
             self.default = auto_answer
             self.default_delay_s = 0.0
             self.max_in_flight = 0
@@ -129,6 +131,8 @@ def make_app(llm: ScriptedLLM):
     async def chat(request: Request):
         body = await request.json()
         llm.agents.append(request.headers.get("user-agent", ""))
+        if request.client is not None:
+            llm.peers.add((request.client.host, request.client.port))
         reply = llm.next_reply(body)
         gen = llm.generation  # the server runs one event loop: no lock needed here
         llm.in_flight[gen] = llm.in_flight.get(gen, 0) + 1
@@ -143,6 +147,18 @@ def make_app(llm: ScriptedLLM):
                                            "code": reply.status}},
                                 status_code=reply.status, headers=reply.headers)
         return JSONResponse(_completion(body, reply), headers=reply.headers)
+
+    @app.get("/v1/stats")
+    async def stats():
+        """What a benchmark in another process reads back: requests served and TCP connections seen."""
+        return {"requests": len(llm.bodies), "connections": len(llm.peers)}
+
+    @app.post("/v1/reset")
+    async def reset():
+        delay = llm.default_delay_s  # the served latency stays
+        llm.reset()
+        llm.default_delay_s = delay
+        return {"ok": True}
 
     return app
 

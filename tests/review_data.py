@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+import yaml
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "checkout-firefox"
 RUN = "checkout-drift-01"
@@ -55,7 +57,14 @@ def make_reports(root: Path) -> dict[str, Path]:
     runs, reports, labels = root / "runs", root / "reports", root / "labels"
     for folder in (runs, reports, labels):
         folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy(EXAMPLE / "scenario.yaml", runs / "scenario.yaml")
+    # The judge fails at turn 3; that checkpoint asks about `goal` only, so the one judge error to
+    # review there is the key only a judge could decide (the rules at turn 3 see no matching event,
+    # which would make every key of the checkpoint the judge's, and a judge error each).
+    scenario = yaml.safe_load((EXAMPLE / "scenario.yaml").read_text(encoding="utf-8"))
+    for checkpoint in scenario["checkpoints"]:
+        if checkpoint["after_turn"] == 3:
+            checkpoint["must_retain"] = ["goal"]
+    (runs / "scenario.yaml").write_text(yaml.safe_dump(scenario, sort_keys=False), encoding="utf-8")
     shutil.copy(EXAMPLE / "drift.jsonl", runs / "drift.jsonl")
     recorded = root / "recorded.jsonl"
     recorded.write_text("".join(json.dumps({"scenario": "checkout-firefox", "run_id": RUN, **line,

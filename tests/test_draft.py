@@ -162,7 +162,7 @@ def test_tools_schemas_name_a_tool_no_trace_called(tmp_path):
     bad.write_text(json.dumps([{"function": {"parameters": {}}}]))
     result = _run("draft", REPO / "examples" / "checkout-firefox" / "clean.jsonl", "-o", tmp_path / "x.yaml",
                   "--tools", bad)
-    assert result.exit_code == 2 and "tools.0.name" in result.output and len(result.output.strip().splitlines()) == 1
+    assert result.exit_code == 2 and "tools.0.function.name" in result.output and len(result.output.strip().splitlines()) == 1
 
 
 def test_the_command_writes_a_new_file_only(tmp_path):

@@ -71,8 +71,11 @@ def test_judge_violation_with_evidence_from_the_slice_and_cached_rerun(shared_di
     assert first.exit_code == 1 and sent > 0
     run = json.loads((tmp_path / "a.json").read_text())["runs"][0]
     repair = next(f for cp in run["checkpoints"] for f in cp["findings"] if f["key"] == "repair")
-    assert repair["verdict"] == "violated" and repair["source"] == "judge" and repair["evidence_event"] == "e17"
-    assert repair["disagreement"]  # the rule saw an ok run_tests before the state-write
+    # the rule saw an ok run_tests before the state-write: it ruled, so it stands even over a binding
+    # judge (issue 22: rules stand); the judge's catch of the false claim is kept for review
+    assert repair["verdict"] == "upheld" and repair["source"] == "deterministic"
+    assert repair["judge_verdict"] == "violated" and repair["rationale"] == "claims Firefox; ran chromium"
+    assert repair["disagreement"] and repair["overridden"] and repair["needs_review"]
     second = _grade(shared_dir, config, "checkout-firefox.drift.jsonl", tmp_path / "b.json")
     assert second.exit_code == 1 and len(llm_server.bodies) == sent  # an unchanged rerun sends nothing
     again = json.loads((tmp_path / "b.json").read_text())["runs"][0]

@@ -158,7 +158,13 @@ def test_the_transport_follows_the_model(llm_server):  # noqa: F811
 
     assert transport("openai/gpt-4o-mini") == "openai"  # OpenAI or any OpenAI-compatible server
     assert transport("anthropic/claude-x") == "litellm" and transport("hosted_vllm/m") == "litellm"
-    assert LLMJudge(JudgeConfig(backend="llm", model="openai/m", cache=False)).client.transport == "instructor"
+    def default(model: str, **settings) -> str:
+        return LLMJudge(JudgeConfig(backend="llm", model=model, cache=False, **settings)).client.transport
+
+    # mode tools (the default): the direct client for OpenAI-compatible endpoints, instructor for the rest
+    assert default("openai/m") == "openai" and default("anthropic/claude-x") == "instructor"
+    assert default("openai/m", options={"transport": "litellm"}) == "instructor"
+    assert default("openai/m", mode="json") == "instructor" and default("openai/m", mode="md_json") == "instructor"
 
 
 def test_the_summary_layer_asks_in_strict_mode_too(llm_server, tmp_path):  # noqa: F811

@@ -209,7 +209,7 @@ class EveryKeyViolated:
         self.config = config
 
     def fingerprint(self):
-        return {"backend": "always-violated", "model": None}
+        return {"backend": "always-violated", "model": None, "identity": {"says": "violated"}}
 
     async def judge_checkpoint(self, request):
         last = request.events[-1].id

@@ -14,11 +14,15 @@ from typing import Any, Callable, Iterable
 from msgspec import Struct
 
 from judge.checks.matching import Carrier, tool_is
+from judge.checks.progress import RunProgress
+from judge.checks.recent import RecentCalls
 from judge.checks.registry import specs
+from judge.checks.restated import Restatements
 from judge.checks.spec import RuleSpec
 from judge.ledger import ExpectedLedger
-from judge.model import Rule
+from judge.model import Rule, RunHeader
 from judge.trace.ids import CallTable
+from judge.trace.toolkit import Toolkit, header_toolkit
 
 
 class Hit(Struct, frozen=True, gc=False):
@@ -53,16 +57,28 @@ class RunState:
     call_tool: CallTable = field(default_factory=CallTable)  # call id -> tool, two bytes a numbered id
     last_tool_called: str | None = None
     last_status_by_tool: dict[str, str] = field(default_factory=dict)
+    recent: RecentCalls = field(default_factory=RecentCalls)  # results and recent calls, for claims
+
+
+def _session_ended(history: Any, turn: int) -> bool:
+    """Whether a key stopped guarding at this turn only because its session ended (not revoked)."""
+    ends = history.ends_at
+    return ends is not None and turn >= ends and (history.revoked_at is None or history.revoked_at > ends)
 
 
 Entry = tuple[str, Any, Callable[..., Any], Any]  # (rule id, rule, its check, its per-run state)
+_PROGRESS_KINDS = frozenset({"tool-call", "tool-result", "assistant", "user"})  # what moves a retry chain
 
 
 class RuleSet:
     """Runs every rule of a scenario over a stream of events (the RuleContext of the checks)."""
 
-    def __init__(self, ledger: ExpectedLedger) -> None:
+    def __init__(self, ledger: ExpectedLedger, *, toolkit: Toolkit | None = None) -> None:
         self.ledger = ledger
+        self.given_toolkit = toolkit
+        self.toolkit = toolkit  # --tools, else the run header's `tools` (read_header); None: unknown
+        self.header_session: tuple[str, int, int | None] | None = None  # (id, first turn, next session's)
+        self.outside_session: list = []  # [events outside the header's session, first such event id]
         self.rules = list(ledger.scenario.rules)
         self.ids = rule_ids(self.rules)
         self.state = RunState()
@@ -78,7 +94,7 @@ class RuleSet:
         self._raw: list[tuple[Any, Any, Any]] = []  # (rule, its raw scan, its state)
         for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states):
             self.by_key.setdefault(rule.key, []).append((rid, rule))
-            for kind in spec.reads:
+            for kind in (spec.reads & frozenset(spec.reads_of(rule))) if spec.reads_of else spec.reads:
                 self.by_kind.setdefault(kind, []).append((rid, rule))
             if spec.remember is not None:
                 for kind in spec.remembers:
@@ -101,9 +117,17 @@ class RuleSet:
         self._superseded: dict[str, list] = {}
         self._current: dict[str, Any] = {}
         self._carriers: dict[int, tuple[Any, Carrier]] = {}
-        self._early: dict[str, list[tuple[str, Rule]]] = {}  # per kind: rules whose key is not stated yet
+        # Per kind: the rules whose key is not stated yet, or whose session ended, each with where
+        # it counts the events it would have checked (`unchecked`, `after_session`).
+        self._skipping: dict[str, list[tuple[str, Rule, dict[str, list]]]] = {}
         self.unchecked: dict[str, list] = {}  # rule id -> [events it skipped, first such event id]
+        self.after_session: dict[str, list] = {}  # rule id -> [events after its key's session, first id]
         self._own_calls = True
+        # Recovery: the run's retry chains (recovery coherence) and the user messages that restate a
+        # violated key (a recovered key's report), fed every event with its hits.
+        self.progress = RunProgress([(rid, getattr(rule, "tool", None)) for rid, rule, spec
+                                     in zip(self.ids, self.rules, self.specs) if spec.family == "recovery"])
+        self.restatements = Restatements(ledger, set(self.by_key))
 
     def state_of(self, rule_id: str) -> Any:
         """The per-run state of one rule (None for a kind without one)."""
@@ -124,6 +148,17 @@ class RuleSet:
             for rule, scan, state in raw:
                 scan(rule, record, state)
         return hook
+
+    def read_header(self, header: RunHeader) -> None:
+        """What the rules take from the run header: its `tools` (when no --tools toolkit was given)
+        and the session it names (events outside that session's turns are a warning)."""
+        if self.given_toolkit is None:
+            self.toolkit = header_toolkit(header)
+        sessions = sorted(self.ledger.scenario.sessions, key=lambda s: s.first_turn)
+        for i, session in enumerate(sessions):
+            if session.id == header.session:
+                following = sessions[i + 1].first_turn if i + 1 < len(sessions) else None
+                self.header_session = (session.id, session.first_turn, following)
 
     def share_calls(self, calls: CallTable) -> None:
         """Read call id -> tool from the trace reader's table, which records every call before the
@@ -147,9 +182,13 @@ class RuleSet:
         entry = self._entry
         self._active = {kind: [entry(rid, rule) for rid, rule in rules if history(rule.key).is_active(turn)]
                         for kind, rules in self.by_kind.items()}
-        self._early = {kind: [(rid, rule) for rid, rule in self.by_kind.get(kind, ())
-                              if self.spec_of(rid).warns_early and turn < history(rule.key).introduced]
-                       for kind in ("tool-call", "state-write")}
+        self._skipping = {}
+        for kind in ("tool-call", "state-write"):
+            skipping = [(rid, rule, self.unchecked if turn < history(rule.key).introduced else self.after_session)
+                        for rid, rule in self.by_kind.get(kind, ()) if self.spec_of(rid).warns_early
+                        and (turn < history(rule.key).introduced or _session_ended(history(rule.key), turn))]
+            if skipping:
+                self._skipping[kind] = skipping
 
     def _entry(self, rid: str, rule: Any) -> Entry:
         i = self._index[rid]
@@ -219,8 +258,15 @@ class RuleSet:
                 if result is not None:
                     hits.append(Hit(rid, rule.check, rule.key, eid, turn, index, result[0], result[1]))
         kind = event.kind
-        if self._early.get(kind):
-            self._note_early(event)
+        if kind in _PROGRESS_KINDS:
+            self.progress.observe(event, hits)
+        if hits or kind == "user":
+            self.restatements.observe(event, index, hits)
+        skipping = self._skipping.get(kind)
+        if skipping:
+            self._note(event, skipping)
+        if self.header_session is not None:
+            self._note_session(event)
         if kind == "tool-call" or kind == "tool-result":
             self._remember(event, kind)
         remembering = self._remembering.get(kind)
@@ -229,21 +275,50 @@ class RuleSet:
                 remember(rule, event, self, state)
         return hits
 
-    def _note_early(self, event: Any) -> None:
-        """Count the events a rule would have checked had its key been stated already."""
-        for rid, rule in self._early[event.kind]:
+    @staticmethod
+    def _note(event: Any, rules: list[tuple[str, Rule, dict[str, list]]]) -> None:
+        """Count the events a rule would have checked had its key been active (stated already, or
+        its session not ended)."""
+        for rid, rule, into in rules:
             tool = getattr(rule, "tool", None)
             if (event.kind == "tool-call" and tool is not None and tool_is(event.tool, tool)) or \
                     (event.kind == "state-write" and event.key == rule.key):
-                seen = self.unchecked.setdefault(rid, [0, event.id])
+                seen = into.setdefault(rid, [0, event.id])
                 seen[0] += 1
 
+    def _note_session(self, event: Any) -> None:
+        _, first, following = self.header_session  # type: ignore[misc]
+        if event.turn < first or (following is not None and event.turn >= following):
+            seen = self.outside_session or [0, event.id, event.turn]
+            seen[0] += 1
+            self.outside_session = seen
+
     def unchecked_warnings(self) -> list[str]:
-        """One line per rule that skipped events because they came before its key's source turn."""
+        """One line per rule that skipped events because they came before its key's source turn or
+        after its key's session ended, and one when events fall outside the session the run header
+        names (what each rule could not judge itself is `rule_notes`)."""
         by_id = dict(zip(self.ids, self.rules))
-        return [f"rule {rid} guards {by_id[rid].key!r} from turn {self.ledger.history(by_id[rid].key).introduced}: "
-                f"{count} earlier event(s) it applies to were not checked (first {first})"
-                for rid, (count, first) in self.unchecked.items()]
+        history = self.ledger.history
+        lines = [f"rule {rid} guards {by_id[rid].key!r} from turn {history(by_id[rid].key).introduced}: "
+                 f"{count} earlier event(s) it applies to were not checked (first {first})"
+                 for rid, (count, first) in self.unchecked.items()]
+        lines += [f"rule {rid} guards {by_id[rid].key!r} only until turn {history(by_id[rid].key).ends_at} "
+                  f"(`session` persistence: the next session starts there): {count} later event(s) it applies to "
+                  f"were not checked (first {first}); `persistence: task` guards every session"
+                  for rid, (count, first) in self.after_session.items()]
+        if self.outside_session and self.header_session is not None:
+            count, first, turn = self.outside_session
+            sid, start, following = self.header_session
+            span = f"turns {start}-{following - 1}" if following is not None else f"turns from {start}"
+            lines.append(f"the run header names session {sid!r} ({span}), but {count} event(s) fall outside it "
+                         f"(first {first}, turn {turn}): turns count on across sessions, and the rules guard "
+                         "by the turn each event carries")
+        return lines
+
+    def rule_notes(self) -> list[str]:
+        """The run's warnings of each rule's own notes (its spec's `notes`, read from its state)."""
+        return [f"rule {rid}: {line}" for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states)
+                if spec.notes is not None for line in spec.notes(rule, state)]
 
     def _remember(self, event: Any, kind: str) -> None:
         s = self.state
@@ -253,6 +328,8 @@ class RuleSet:
                 s.call_tool[event.call_id] = tool
             s.last_tool_called = tool
             s.last_status_by_tool.pop(tool, None)  # a new call: its own result is now pending
+            s.recent.call(event.call_id, tool, event.args)
         else:
             tool = s.call_tool.get(event.call_id, event.tool or "")
             s.last_status_by_tool[tool] = event.status
+            s.recent.result(event.call_id, event.status, event.id)

@@ -24,14 +24,18 @@ from judge.model.rules import RuleBase
 if TYPE_CHECKING:
     from judge.ledger import ExpectedLedger
     from judge.model import Checkpoint
+    from judge.trace.toolkit import Toolkit
 
 R = TypeVar("R", bound=RuleBase)
 
 Outcome = tuple[bool, str] | None
 """A check's answer: (violated, detail), or None when the event does not exercise the rule."""
 
-Family = Literal["scope", "completion", "handoff"]
-"""The component metric a kind's findings count in (judge.grade.metrics)."""
+Family = Literal["scope", "completion", "handoff", "recovery"]
+"""The component metric a kind's findings count in (judge.grade.metrics). A `recovery` kind bounds
+retry loops: recovery coherence counts the failed results of a chain one of its rules found
+violated against, and its tool glob (`tool`, None for every tool) says which tools it governs
+(judge.checks.progress)."""
 
 LintLevel = Literal["error", "warning"]
 
@@ -41,6 +45,7 @@ class RuleContext(Protocol):
 
     ledger: ExpectedLedger
     state: Any  # judge.checks.rules.RunState: calls, last tool called, last status per tool
+    toolkit: Toolkit | None  # the tools the agent was given (--tools, else the run header's); None: unknown
 
     def superseded_at(self, key: str, turn: int) -> list: ...
 
@@ -52,12 +57,43 @@ class RuleContext(Protocol):
 @dataclass(frozen=True)
 class CheckpointVerdict:
     """A verdict a kind gives at a checkpoint from what it remembered (e.g. an expected call that
-    never came): the fields of a deterministic finding."""
+    never came, or calls a rule could not judge: `not-exercised` with why): the fields of a
+    deterministic finding."""
 
-    verdict: Literal["violated", "upheld"]
+    verdict: Literal["violated", "upheld", "not-exercised"]
     turn: int
     detail: str
     evidence_event: str | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """A tool or argument name a rule targets, for the lint that holds them against the tools the
+    traces called and the toolkit declares (a typo there would leave the rule silent)."""
+
+    loc: tuple[Any, ...]  # the rule's field holding it: ("tool",), ("arg",), ("args", "order_id")
+    kind: Literal["tool", "arg"]
+    name: str  # a tool glob, or an argument name (nested by dotted path)
+    tool: str | None = None  # for an argument: the tool glob it belongs to (None: any tool)
+
+
+def default_targets(rule: RuleBase) -> Iterable[Target]:
+    """The targets of the fields every kind names the same way: `tool` (a glob; `*` targets no
+    name), `arg` and fields ending in `_arg` (argument names), `args` (a mapping of argument
+    matchers or a list of argument names)."""
+    tool = getattr(rule, "tool", None)
+    tool = tool if isinstance(tool, str) else None
+    if tool is not None and tool != "*":
+        yield Target(("tool",), "tool", tool)
+    for name in type(rule).model_fields:
+        value = getattr(rule, name, None)
+        if (name == "arg" or name.endswith("_arg")) and isinstance(value, str):
+            yield Target((name,), "arg", value, tool)
+    args = getattr(rule, "args", None)
+    if isinstance(args, dict):
+        yield from (Target(("args", k), "arg", str(k), tool) for k in args)
+    elif isinstance(args, list):
+        yield from (Target(("args", i), "arg", k, tool) for i, k in enumerate(args) if isinstance(k, str))
 
 
 @dataclass(frozen=True)
@@ -80,6 +116,9 @@ class RuleSpec(Generic[R]):
     reads: frozenset[str]
     fields_doc: str
     violated_when: str
+    reads_of: Callable[[R], Iterable[str]] | None = None
+    """The event kinds one rule of the kind reads, when it depends on the rule (default: `reads`;
+    never more): scope reads state-writes only with `tool: "*"`."""
     family: Family | None = None
     by_tool: bool = True
     by_key: bool = True
@@ -98,6 +137,15 @@ class RuleSpec(Generic[R]):
     lint: Callable[[R, ExpectedLedger], Iterable[tuple[LintLevel, str, str]]] | None = None
     """Fixture checks of one rule: (level, message, field of the rule) for each problem."""
     draft: DraftSpec | None = None
+    targets: Callable[[R], Iterable[Target]] = default_targets
+    """The tool and argument names the rule targets, for the lint (default: its `tool`, `arg`,
+    `*_arg` and `args` fields)."""
+    needs_toolkit: Callable[[R], bool] | None = None
+    """Whether the rule judges only with a declared toolkit (`--tools` or the run header's `tools`):
+    the lint says so when neither is known (allowed-tools without its own list)."""
+    notes: Callable[[R, Any], Iterable[str]] | None = None
+    """Lines for the run's warnings, read from the rule's per-run state when the run is graded: what
+    it saw but could not check (a `limit` argument that is no number it can read)."""
     warns_early: bool = True
     """Count the events it would have checked before its key's source turn (a warning)."""
     position: int = 1000

@@ -40,6 +40,10 @@ def grade(
                                      "(one `judge draft` proposed and no one has reviewed)."),
     no_log: bool = typer.Option(False, "--no-log", help="Do not keep this grade in the run log (.judge/runs/, "
                                 "[tool.judge] log_dir; `judge runs list`)."),
+    tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON: a list, or "
+                                         "{\"tools\": [...]}) of the tools the agent was given, e.g. `--tools "
+                                         "docs/toolkit/tools.json`: the toolkit of `allowed-tools` rules for every "
+                                         "run (default: each trace header's `tools`)."),
 ) -> None:
     """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input,
     usage or configuration; 3: no run failed but one is inconclusive; 4: internal error."""
@@ -47,11 +51,14 @@ def grade(
     from judge.cli.progress import Activity
     from judge.render import report as render
 
-    inputs = [scenario, *traces]
+    from judge.api import read_toolkit
+
+    inputs = [scenario, *traces, *([tools] if tools else [])]
     refuse_overwriting_inputs([json_path, junit, md, html], inputs)
+    toolkit = read_toolkit(tools) if tools is not None else None
     with Activity(not quiet) as activity:
         session = GradeSession.open(judge, config_file=config,
-                                    on_judge_error=on_judge_error.value if on_judge_error else None)
+                                    on_judge_error=on_judge_error.value if on_judge_error else None, toolkit=toolkit)
         result = session.grade_files(scenario, traces, floor=floor, allow_draft=allow_draft, progress=activity)
     for path, text in ((json_path, render.to_json), (junit, render.to_junit), (md, render.to_markdown)):
         if path:
@@ -71,19 +78,26 @@ def grade(
 
 @user_errors
 def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check."),
-             traces: Optional[list[Path]] = typer.Argument(None, help="Traces of the scenario (optional): "
-                                                           "also warn when a confirm phrase of an `authorised` "
-                                                           "rule sits in the user message that states its key.")
+             traces: Optional[list[Path]] = typer.Argument(None, help="Traces of the scenario (optional): also "
+                                                           "warn for each rule whose tool or argument no trace "
+                                                           "calls (with the nearest name), and when a confirm "
+                                                           "phrase of an `authorised` rule sits in the user message "
+                                                           "that states its key."),
+             tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools "
+                                                  "the agent was given, e.g. `--tools docs/toolkit/tools.json`: also "
+                                                  "warn for each rule whose tool or argument they do not declare "
+                                                  "(with the nearest name).")
              ) -> None:
-    """Report every format and fixture error (exit 2) and warn about safety-critical keys no rule guards (and,
-    given traces, about confirm phrases in the message that states a guarded key); on a draft
-    (`draft: true`), list what its reviewer should check."""
+    """Report every format and fixture error (exit 2) and warn about what would guard silently: safety-critical
+    keys no rule guards (or only summary rules), rules that stop at a session's end and, given traces or
+    --tools, rules whose tool or argument matches nothing there (with the nearest name), and confirm phrases in
+    the message that states a guarded key; on a draft (`draft: true`), list what its reviewer should check."""
     from judge.api import lint_file
     from judge.draft import review_notes
     from judge.errors import FixtureError
 
     out = console()
-    issues = lint_file(scenario, traces or ())
+    issues = lint_file(scenario, traces or (), tools=tools)
     errors = [i for i in issues if i.level == "error"]
     try:
         issues += review_notes(scenario)  # none unless the file is an unreviewed draft

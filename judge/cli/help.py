@@ -24,8 +24,11 @@ HELP_OPTIONS = ["-h", "--help"]
 EXAMPLE_HEADING = "Example:"
 
 EXAMPLES: dict[str, list[str]] = {
-    "grade": ["judge grade docs/tour/scenario.yaml docs/tour/drift.jsonl --judge none --html run.html"],
-    "lint": ["judge lint examples/travel-booking/scenario.yaml examples/travel-booking/drift.jsonl"],
+    "grade": ["judge grade docs/tour/scenario.yaml docs/tour/drift.jsonl --judge none --html run.html",
+              "judge grade docs/toolkit/scenario.yaml docs/toolkit/drift.jsonl --tools docs/toolkit/tools.json "
+              "--judge none"],
+    "lint": ["judge lint examples/travel-booking/scenario.yaml examples/travel-booking/drift.jsonl",
+             "judge lint docs/toolkit/typo.yaml --tools docs/toolkit/tools.json"],
     "ledger": ["judge ledger docs/tour/scenario.yaml --turn 2"],
     "schema": ["judge schema scenario"],
     "rules": ["judge rules", "judge rules --markdown"],
@@ -39,7 +42,8 @@ EXAMPLES: dict[str, list[str]] = {
     "align": ["judge align --judge gpt --labels labels --max-examples 6"],
     "agreement": ["judge agreement --verdicts run1.verdicts.jsonl --verdicts run2.verdicts.jsonl"],
     "serve": ["judge serve --reports out/reports --labels out/review.jsonl"],
-    "suite": ["judge suite examples/suite/suite.yaml --suite nightly --judge none --html suite.html"],
+    "suite": ["judge suite examples/suite/suite.yaml --suite nightly --judge none --html suite.html",
+              "judge suite docs/toolkit/suite.yaml --tools docs/toolkit/tools.json --judge none"],
     "slice": ["judge slice report.json --run checkout-firefox-r06 -o slice/"],
     "view": ["judge view --open", "judge view out/reports"],
     "audit-summary": ["judge audit-summary examples/account-twice/scenario.yaml "

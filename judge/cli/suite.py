@@ -2,7 +2,7 @@
 
 Exit codes: `suite` (and `suite merge`: judge.cli.suite_merge) 0 when the release rules pass, 1 when
 they fail, 3 when no rule failed but a run was inconclusive (a shard, `--shard K/N`: 0 once its part is
-written); `slice` 0 when re-grading the slice reproduces the first divergence (or it came
+written), 130 when interrupted (Ctrl-C: the workers are terminated, one line on stderr); `slice` 0 when re-grading the slice reproduces the first divergence (or it came
 from the judge), 1 when it does not; both 2 on bad input or configuration (one line on stderr, no
 traceback) and 4 on an internal error.
 """
@@ -56,9 +56,30 @@ def suite_command(
     shard: Optional[str] = typer.Option(None, "--shard", help="K/N: grade only shard K of N (run i, in manifest "
                                         "order from 0, is shard (i mod N) + 1) into a part; see `judge suite merge`."),
     out: Optional[Path] = typer.Option(None, "--out", help="With --shard: write the shard's part (JSON) here."),
+    tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools the "
+                                         "agent was given, e.g. `--tools docs/toolkit/tools.json`: the toolkit of "
+                                         "`allowed-tools` rules for every run (default: each trace header's `tools`)."),
 ) -> None:
     """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail;
-    2: bad input or configuration; 3: no rule failed but a run was inconclusive; 4: internal error."""
+    2: bad input or configuration; 3: no rule failed but a run was inconclusive; 4: internal error;
+    130: interrupted (Ctrl-C stops the workers at once; no report is written)."""
+    try:
+        _suite(manifest, suite, judge, config, json_path, junit, md, html, compare, jobs, quiet, on_judge_error,
+               allow_draft, shard, out, tools)
+    except KeyboardInterrupt:  # the workers are stopped already (judge.suite.pool); nothing was written
+        from judge.cli.common import err
+
+        err.print(Text.assemble(("interrupted: ", "yellow"), "the suite's workers were stopped; no report was written"))
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
+
+
+def _suite(manifest: Path, suite: Optional[str], judge: Optional[str], config: Optional[Path],
+           json_path: Optional[Path], junit: Optional[Path], md: Optional[Path], html: Optional[Path],
+           compare: Optional[Path], jobs: Optional[int], quiet: bool, on_judge_error: Optional[OnJudgeError],
+           allow_draft: bool, shard: Optional[str], out: Optional[Path], tools: Optional[Path]) -> None:
     from judge.render import suite as suite_report
     from judge.suite import exit_code, grade_suite
     from judge.suite.result import compare as compare_reports
@@ -68,7 +89,8 @@ def suite_command(
 
         grade_shard(manifest, shard, out, {"--json": json_path, "--junit": junit, "--md": md, "--html": html, "--compare": compare},
                     quiet, suite=suite, judge_name=_default_judge(judge, config), config_file=config, jobs=jobs,
-                    on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft)
+                    on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft,
+                    tools=tools)
     old = None
     if compare is not None:
         old = read_json_file(compare, "a JSON suite report")
@@ -77,11 +99,11 @@ def suite_command(
     with Activity(not quiet) as bar:  # on a terminal only: no bar in CI logs
         run = grade_suite(manifest, suite, judge_name=_default_judge(judge, config), config_file=config,
                           jobs=jobs, progress=bar, on_judge_error=on_judge_error.value if on_judge_error else None,
-                          allow_draft=allow_draft, keep_reports=html is not None)
+                          allow_draft=allow_draft, keep_reports=html is not None, tools=tools)
     report = run.report
     if old is not None:
         report.compare = compare_reports(report, old, str(compare))
-    inputs = [manifest, *([compare] if compare else [])]
+    inputs = [manifest, *([compare] if compare else []), *([tools] if tools else [])]
     inputs += [Path(s.file) for s in report.scenarios] + [Path(r.trace) for s in report.scenarios
                                                            for r in s.results if r.trace]
     if json_path:

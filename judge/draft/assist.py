@@ -5,11 +5,12 @@ results only (never the agent's messages, calls or state-writes), blinded (the c
 version and model masked) and fenced as data, after the redaction every trace gets on reading. Its
 answer is validated against a model built for the request (judge.draft.answer): evidence ids from
 the shown events, tools from the known ones, quotes copied from the cited event; an invalid answer
-is re-asked (`max_retries`), then the layer reports an error and the draft stays offline. The
-client is the llm judge's (judge.judges.client: instructor over litellm or the strict structured-output
-path by `mode`, offline settings, transport retries with backoff within `timeout_s`, the price table),
-and calls are cached on the full request in the verdict
-cache (namespace `ledger-draft`), so an unchanged rerun makes no call and drafts the same file.
+is re-asked (`max_retries`), then the layer reports an error and the draft stays offline. It is a
+`ledger-draft` PromptedCall (judge.judges.prompted): the llm judge's configuration checks and client
+(judge.judges.client: the direct client or instructor over litellm, by model and `mode`; transport
+retries with backoff within `timeout_s`; the price table), and calls are cached on the full request
+in the verdict cache (namespace `ledger-draft`), so an unchanged rerun makes no call and drafts the
+same file.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge.config import JudgeConfig, load_judge_config, resolve_api_key
+from judge.config import JudgeConfig, load_judge_config
 from judge.draft.answer import answer_model
 from judge.draft.items import Draft
 from judge.draft.source import Conversation
-from judge.errors import ConfigError, with_article
-from judge.judges.cache import VerdictCache, call_key
-from judge.prompts import Prompt, load_prompt
+from judge.judges.cache import VerdictCache
+from judge.judges.prompted import CallKind, PromptedCall
+from judge.prompts import Prompt
 
 DEFAULT_PROMPT = "ledger-draft@1"
 LINE_LIMIT = 600  # characters of one event line
@@ -65,25 +66,23 @@ def ledger_lines(draft: Draft) -> list[str]:
     return [escape_data(f"{e.key} ({e.class_}, {e.sensitivity}): {e.value}") for e in draft.entries]
 
 
+DRAFT_CALL = CallKind(schema="ledger-draft", namespace="ledger-draft",
+                      needs="`judge draft --judge` needs an llm judge (the offline drafter runs without one)",
+                      prompt_option="draft_prompt", default_prompt=DEFAULT_PROMPT, named=True)
+
+
 class DraftAssistant:
-    """Runs `ledger-draft@N` (default @1; `options.draft_prompt` in the judge's table picks another)."""
+    """Runs `ledger-draft@N` (default @1; `options.draft_prompt` in the judge's table picks another):
+    a ledger-draft PromptedCall."""
 
     def __init__(self, config: JudgeConfig, *, cache: VerdictCache | None = None, prompt: Prompt | None = None) -> None:
-        if config.backend != "llm" or not config.model:
-            raise ConfigError(f"judge {config.name!r} is {with_article(repr(config.backend))} judge: `judge draft --judge` needs an "
-                              "llm judge (the offline drafter runs without one)")
+        self.call = PromptedCall(config, DRAFT_CALL, cache=cache, prompt=prompt)
         self.config = config
-        self.prompt = prompt or load_prompt(str(config.options.get("draft_prompt", DEFAULT_PROMPT)))
-        if self.prompt.meta.output_schema != "ledger-draft":
-            raise ConfigError(f"prompt {self.prompt.ref} answers {self.prompt.meta.output_schema!r}, not "
-                              "'ledger-draft'", field=f"tool.judge.judges.{config.name}.options.draft_prompt")
-        self.cache = (cache or VerdictCache(namespace="ledger-draft")) if config.cache else None
-        self._api_key = resolve_api_key(config)
+        self.prompt = self.call.prompt
 
     def fingerprint(self) -> dict[str, Any]:
-        cfg = self.config
-        return {"name": cfg.name, "backend": "llm", "model": cfg.model, "prompt": self.prompt.fingerprint(),
-                "sampling": {"temperature": cfg.temperature, "seed": cfg.seed, "mode": cfg.mode}}
+        """The drafter's fingerprint as JSON data (judge.model.JudgeFingerprint)."""
+        return self.call.fingerprint.dump()
 
     def describe(self) -> str:
         cfg = self.config
@@ -98,26 +97,20 @@ class DraftAssistant:
     def propose(self, conv: Conversation, draft: Draft) -> Outcome:
         messages, texts = self.messages(conv, draft)
         model_cls = answer_model(texts, list(conv.tools))
-        params = {"temperature": self.config.temperature, "seed": self.config.seed}
-        key = call_key(self.config, self.prompt, messages, model_cls, params)
-        cached = self.cache.get(key) if self.cache is not None else None
+        params = self.call.params()
+        key = self.call.key(messages, model_cls, params)
+        cached = self.call.cached(key)
         if cached is not None:
             try:
                 return Outcome(model_cls.model_validate(cached["answer"]), usage={"calls": 0, "cache_hits": 1})
             except (KeyError, TypeError, ValueError):
                 pass  # an unreadable entry is a miss
-        outcome = self._call(messages, model_cls, params)
-        if outcome.error is None and self.cache is not None:
-            self.cache.put(key, {"answer": outcome.answer.model_dump(), "fingerprint": self.fingerprint()})
+        asked = self.call.ask_sync(messages, model_cls, params)
+        if asked.error is not None or asked.answer is None:
+            return Outcome(error=asked.error, usage=asked.usage or {})
+        outcome = Outcome(asked.answer, usage=asked.usage or {})  # validated once, by model_cls
+        self.call.store(key, {"answer": outcome.answer.model_dump()})
         return outcome
-
-    def _call(self, messages: list[dict[str, str]], model_cls: Any, params: dict[str, Any]) -> Outcome:
-        from judge.judges.client import call_once
-
-        answer, error, usage = call_once(self.config, self._api_key, messages, model_cls, params)
-        if error is not None:
-            return Outcome(error=error, usage=usage)
-        return Outcome(model_cls.model_validate(answer.model_dump()), usage=usage)
 
 
 def make_assistant(name: str, *, config_file: Any = None, cache: VerdictCache | None = None) -> DraftAssistant:

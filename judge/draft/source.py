@@ -19,8 +19,8 @@ from typing import Any
 
 from judge.errors import JudgeInputError
 from judge.model import RunHeader
-from judge.model.limits import read_json_file
 from judge.trace import TraceReader
+from judge.trace.toolkit import Toolkit, read_toolkit
 
 
 @dataclass(frozen=True)
@@ -156,27 +156,12 @@ def read_conversation(traces: Iterable[str | Path], *, scenario_id: str | None =
 
 
 def read_tool_schemas(path: str | Path) -> dict[str, ToolInfo]:
-    """OpenAI function schemas: a list of `{"type": "function", "function": {...}}` or of bare
-    `{"name", "parameters"}` objects, or `{"tools": [...]}`. Bad input names the file and the item."""
-    path = Path(path)
-    data = read_json_file(path, "JSON")
-    items = data.get("tools") if isinstance(data, dict) else data
-    if not isinstance(items, list):
-        raise JudgeInputError("expected a list of function schemas (or {\"tools\": [...]})", file=str(path))
-    tools: dict[str, ToolInfo] = {}
-    for i, item in enumerate(items):
-        spec = item.get("function", item) if isinstance(item, dict) else None
-        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not spec["name"].strip():
-            raise JudgeInputError("a function schema needs a `name`", file=str(path), field=f"tools.{i}.name")
-        params = spec.get("parameters") or {}
-        props = params.get("properties") if isinstance(params, dict) else None
-        if props is not None and not isinstance(props, dict):
-            raise JudgeInputError("`parameters.properties` must be an object", file=str(path),
-                                  field=f"tools.{i}.parameters.properties")
-        args = {}
-        for arg, schema in (props or {}).items():
-            kind = schema.get("type") if isinstance(schema, dict) else None
-            args[arg] = {kind} if isinstance(kind, str) else set(kind or [])
-        tools[spec["name"]] = ToolInfo(spec["name"], args, origin="--tools",
-                                       description=str(spec.get("description") or ""))
-    return tools
+    """The tools of a `--tools FILE` (judge.trace.toolkit, the one reader of it) as the drafter
+    keeps them: each tool's top-level arguments with their declared JSON types, and its description."""
+    return tool_infos(read_toolkit(path))
+
+
+def tool_infos(toolkit: Toolkit) -> dict[str, ToolInfo]:
+    """A toolkit's tools as ToolInfos (origin `--tools`)."""
+    return {name: ToolInfo(name, toolkit.argument_types(name), origin="--tools", description=toolkit.description(name))
+            for name in toolkit.names}

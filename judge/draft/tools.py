@@ -10,10 +10,9 @@ never performs a forbidden write.
 
 from __future__ import annotations
 
-import re
-
 from judge.draft.lexicon import family_of, stem_equal, verb_of
 from judge.draft.source import ToolInfo
+from judge.text.verbs import name_tokens
 
 KIND_ARGS: dict[str, tuple[str, ...]] = {
     "path": ("path", "file", "filename", "filepath", "dir", "directory", "folder"),
@@ -26,8 +25,7 @@ KIND_ARGS: dict[str, tuple[str, ...]] = {
 
 def tokens(name: str) -> list[str]:
     """`refund_create_draft` -> [refund, create, draft]; `setConfig` -> [set, config]."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    return [t.lower() for t in re.split(r"[^A-Za-z0-9]+", spaced) if t]
+    return name_tokens(name)
 
 
 def _verbs(name: str) -> list[str | None]:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judge.model import JudgeFingerprint, as_fingerprint
+
 
 def records_dir(project_root: Path | None = None) -> Path:
     """The user's calibration/records beside their pyproject.toml, else the built-in records."""
@@ -42,12 +44,14 @@ class CalibrationState:
     stale_reasons: list[str] = field(default_factory=list)
 
 
-def calibration_state(fingerprint: dict[str, Any], directory: Path, name: str,
+def calibration_state(fingerprint: JudgeFingerprint | dict[str, Any], directory: Path, name: str,
                       labels: Path | None = None) -> CalibrationState:
-    """The current record of judge `name` (matching its fingerprint and, when `labels` exists, the
-    label set's sha256), else the reasons its calibration is stale."""
+    """The current record of judge `name` (matching its fingerprint, judge.model.JudgeFingerprint,
+    and, when `labels` exists, the label set's sha256), else the reasons its calibration is stale.
+    Records are matched on the fingerprint's JSON, exactly the fields the judge's backend sets."""
     from calibration import find_record, load_record, stale_reasons
 
+    fingerprint = as_fingerprint(fingerprint, judge=name).dump()
     sha = labels_sha(labels) if labels is not None and labels.exists() else None
     record = find_record(directory, fingerprint, sha)
     if record is not None:
@@ -59,7 +63,7 @@ def calibration_state(fingerprint: dict[str, Any], directory: Path, name: str,
                             or ["no record matches this fingerprint"])
 
 
-def check_calibration(fingerprint: dict[str, Any], directory: Path, name: str,
+def check_calibration(fingerprint: JudgeFingerprint | dict[str, Any], directory: Path, name: str,
                       labels: Path | None = None) -> list[str]:
     """Reasons the calibration of judge `name` is stale; empty when a record matches."""
     return calibration_state(fingerprint, directory, name, labels).stale_reasons

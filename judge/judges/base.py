@@ -105,11 +105,13 @@ class JudgeResult:
 
 @runtime_checkable
 class Judge(Protocol):
-    """A semantic judge. `fingerprint()` = prompt id, version, sha256, backend, model, sampling.
+    """A semantic judge. `fingerprint()`: what identifies it (prompt id, version, sha256, backend,
+    model, sampling) as JSON data with the fields of judge.model.JudgeFingerprint, which the grade
+    validates (calibration records are keyed on it).
 
     Any object with these two methods is a judge (the protocol is `runtime_checkable`). The grader
     calls `judge_checkpoint` once per checkpoint whose slice has events (about every key the checkpoint
-    names, those a rule guards too: for safety-critical keys the rule's verdict wins), concurrently on
+    names, those a rule guards too: where a rule ruled, its verdict wins), concurrently on
     one event loop; when the judge has an `async aclose()` method, it is awaited after the last answer.
     """
 

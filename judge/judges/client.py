@@ -1,43 +1,47 @@
 """One validated answer from a model: send, validate, re-ask, retry, within one deadline.
 
-The configured `mode` picks how the response schema travels and who parses the answer:
-- `tools` (default), `tools_strict`, `json`, `json_schema`, `md_json`: instructor over litellm, any
-  provider litellm knows;
-- `strict`: OpenAI structured outputs, `response_format` json_schema with `strict: true`
-  (judge.judges.schema.strict_schema), without instructor. For `openai/...` models (OpenAI, and any
-  OpenAI-compatible server such as vLLM behind `api_base`) it goes through the OpenAI SDK directly,
-  for other providers through litellm (`options.transport = "litellm"` or `"openai"` overrides).
-  It is the cheaper path in client CPU (benchmarks/RESULTS.md).
-Whichever the path, the answer is validated by the same per-request pydantic model; one that does not
-validate is re-asked (the answer and the validation error sent back) up to `max_retries` times, then
-the call fails: a judge error. 429, 5xx, timeouts and connection errors are retried up to
-`transport_retries` times with backoff (`backoff_s`, doubling, honouring Retry-After); the HTTP
-clients' own hidden retries are off, so every request is counted; `timeout_s` is the deadline of
-the whole call (re-asks, retries and backoff included). Usage is summed over every attempt.
+Which client sends a request depends on the model and the configured `mode`:
+- **direct** (`transport` "openai"): modes `tools` (the default) and `strict` to an `openai/...`
+  model, that is OpenAI or any OpenAI-compatible server behind `api_base` (vLLM, a litellm proxy,
+  Ollama's /v1, ...): judge.judges.http posts the request over one pooled connection per judge
+  (keep-alive; HTTP/2 where offered), with the URL, key and headers settled once per judge, and
+  judge.judges.answers builds the request (the same tool definition and re-asks instructor would
+  send) and reads the answer, validated once by the per-request pydantic model. No instructor and
+  no litellm on this path; the price is looked up once per judge (judge.judges.prices).
+- **litellm** (`strict` for any other provider): the same request and answer handling, sent with
+  litellm's `acompletion`.
+- **instructor** (every other mode, and `tools` for other providers): instructor over litellm
+  (judge.judges.instructed), which knows each provider's way of carrying a schema.
+`options.transport = "openai"` or `"litellm"` overrides the choice for modes tools and strict.
+
+Whichever the client, an answer that does not validate is re-asked (the answer and the validation
+error sent back) up to `max_retries` times, then the call fails: a judge error. 429, 5xx, timeouts
+and connection errors are retried up to `transport_retries` times with backoff (`backoff_s`,
+doubling, honouring Retry-After); no client retries on its own, so every request is counted;
+`timeout_s` is the deadline of the whole call (re-asks, retries and backoff included). Usage is
+summed over every attempt.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import os
-import weakref
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from pydantic import BaseModel, ValidationError
 
 from judge.config import JudgeConfig
 from judge.errors import ConfigError
 from judge.judges import tokens
-from judge.judges.libs import libs
-from judge.judges.schema import strict_schema
+from judge.judges.answers import DIRECT_MODES, Completion, answer_text, reask, response_format, schema_part  # noqa: F401
+from judge.judges.libs import libs, litellm_lib  # noqa: F401 (libs: part of this module's face)
+from judge.judges.prices import Prices, cost_usd  # noqa: F401 (cost_usd: part of this module's face)
 
 INSTRUCTOR_MODES = ("tools", "tools_strict", "json", "json_schema", "md_json")
 TRANSPORTS = ("openai", "litellm")
-REASK = ("Your answer does not validate against the response schema:\n{error}\n"
-         "Answer again: the corrected JSON only.")
+Send = Callable[[list[dict[str, Any]], dict[str, Any], dict[str, Any], float], Awaitable[Completion]]
+
+
 @dataclass
 class Usage:
     """What one call cost, summed over its attempts."""
@@ -53,12 +57,10 @@ class Usage:
                 "output_tokens": self.output_tokens, "transport_retries": self.transport_retries}
 
     def add(self, response: Any) -> None:
+        """Add a litellm response's usage."""
         counts = getattr(response, "usage", None)
         self.input_tokens += getattr(counts, "prompt_tokens", 0) or 0
         self.output_tokens += getattr(counts, "completion_tokens", 0) or 0
-
-
-_USAGE: contextvars.ContextVar[Usage] = contextvars.ContextVar("judge_call_usage")
 
 
 class CallFailed(Exception):
@@ -71,37 +73,9 @@ class InvalidAnswer(Exception):
         self.error = error
 
 
-@lru_cache(maxsize=1024)
-def wrapped(model_cls: type[BaseModel]) -> type[BaseModel]:
-    """The model as instructor's ResponseSchema subclass, made once: instructor would otherwise wrap
-    it and regenerate its tool schema on every call."""
-    return libs()[1].response_schema(model_cls)
-
-
-def response_format(model_cls: type[BaseModel]) -> dict[str, Any]:
-    return {"type": "json_schema", "json_schema": {"name": model_cls.__name__, "schema": strict_schema(model_cls),
-                                                   "strict": True}}
-
-
-def transport_errors() -> tuple[type[BaseException], ...]:
-    litellm = libs()[0]
-    names = ("RateLimitError", "InternalServerError", "ServiceUnavailableError", "BadGatewayError",
-             "Timeout", "APIConnectionError")
-    import openai
-
-    found = tuple(getattr(litellm, n) for n in names if isinstance(getattr(litellm, n, None), type))
-    return found + (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
-
-
 def is_transient(exc: BaseException, retryable: tuple[type[BaseException], ...]) -> bool:
     # litellm reports a missing API key as an InternalServerError: retrying cannot help
     return isinstance(exc, retryable) and "missing credentials" not in str(exc).lower()
-
-
-def retry_exception() -> type[BaseException]:
-    from instructor.core import InstructorRetryException
-
-    return InstructorRetryException
 
 
 def first_line(text: str, limit: int = 300) -> str:
@@ -118,67 +92,73 @@ def retry_after(exc: BaseException) -> float | None:
         return None
 
 
-def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
-    """Price of the summed usage from litellm's table; None when the model has no known price."""
-    try:
-        prompt_cost, completion_cost = libs()[0].cost_per_token(
-            model=model, prompt_tokens=input_tokens, completion_tokens=output_tokens)
-    except Exception:  # litellm raises a plain Exception for an unmapped model
-        return None
-    return round(prompt_cost + completion_cost, 10)
-
-
-def call_once(config: JudgeConfig, api_key: str | None, messages: list[dict[str, str]],
-              model_cls: type[BaseModel], params: dict[str, Any]) -> tuple[BaseModel | None, str | None, dict[str, Any]]:
-    """One synchronous structured call (the summary audit's, the drafter's): (answer, None, usage)
-    or (None, the judge error, usage); the usage carries its cost once answered."""
-    spent = Usage()
-    try:
-        answer = StructuredClient(config, api_key).ask_sync(messages, model_cls, params, spent)
-    except CallFailed as exc:
-        return None, str(exc), spent.record()
-    return answer, None, {**spent.record(), "cost_usd": cost_usd(config.model, spent.input_tokens, spent.output_tokens)}
-
-
 class StructuredClient:
     """Asks `config`'s model for answers validated by per-request response models (module docs)."""
 
     def __init__(self, config: JudgeConfig, api_key: str | None) -> None:
         self.config = config
         self.api_key = api_key
-        self.transport = self._transport() if config.mode == "strict" else "instructor"
+        self.transport = self._transport()
+        self.prices = Prices(config.model or "")
+        self._endpoint: Any = None
+        if self.transport == "openai":
+            from judge.judges.http import OpenAIEndpoint
+
+            self._endpoint = OpenAIEndpoint(config.api_base, api_key, max_connections=config.max_concurrency)
         self._instructor: Any = None
-        self._sdk: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        self._retryable: tuple[type[BaseException], ...] | None = None
 
     def _transport(self) -> str:
         chosen = self.config.options.get("transport")
         if chosen is not None and chosen not in TRANSPORTS:
             raise ConfigError(f"options.transport must be one of {', '.join(TRANSPORTS)}",
                               field=f"tool.judge.judges.{self.config.name}.options.transport")
-        return chosen or ("openai" if (self.config.model or "").startswith("openai/") else "litellm")
+        mode = self.config.mode
+        if mode not in DIRECT_MODES:
+            return "instructor"
+        chosen = chosen or ("openai" if (self.config.model or "").startswith("openai/") else "litellm")
+        if chosen == "openai":
+            return "openai"
+        return "litellm" if mode == "strict" else "instructor"
 
     # ------------------------------------------------------------ the request as sent
 
     def body(self, messages: list[dict[str, str]], model_cls: type[BaseModel]) -> dict[str, Any]:
         """The request body this client sends for `messages` (messages, tools or response_format)."""
         if self.transport != "instructor":
-            return {"messages": messages, "response_format": response_format(model_cls)}
-        from instructor.processing import handle_response_model
+            return {"messages": messages, **schema_part(self.config.mode, model_cls)}
+        from judge.judges.instructed import instructor_body
 
-        mode = libs()[1].Mode[self.config.mode.upper()]
-        return handle_response_model(wrapped(model_cls), mode=mode, messages=messages)[1]
+        return instructor_body(self.config.mode, messages, model_cls)
 
     def schema_tokens(self, model_cls: type[BaseModel]) -> int:
         """Tokens a request carries besides its messages (judge.judges.tokens), once per model."""
         return tokens.schema_tokens(lambda m: self.body(m, model_cls), (self.config.mode, model_cls))
 
+    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        """The price of this usage in USD (None: the model has no known price), looked up once."""
+        return self.prices.cost(input_tokens, output_tokens)
+
     # ------------------------------------------------------------ asking
+
+    def retryable(self) -> tuple[type[BaseException], ...]:
+        """The errors a retry can help with, for this client (found once)."""
+        if self._retryable is None:
+            from judge.judges.http import TRANSIENT
+
+            if self.transport == "openai":
+                self._retryable = TRANSIENT
+            else:
+                from judge.judges.instructed import transport_errors
+
+                self._retryable = TRANSIENT + transport_errors()
+        return self._retryable
 
     async def ask(self, messages: list[dict[str, str]], model_cls: type[BaseModel], params: dict[str, Any],
                   usage: Usage) -> BaseModel:
         """The validated answer; raises CallFailed (the reason is the judge error)."""
         cfg = self.config
-        retryable = transport_errors()
+        retryable = self.retryable()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + cfg.timeout_s  # one deadline for the whole call: re-asks, retries, backoff
         while True:
@@ -188,7 +168,7 @@ class StructuredClient:
             except TimeoutError:  # asyncio.wait_for at the deadline
                 raise CallFailed(self._deadline(usage)) from None
             except Exception as exc:  # instructor wraps every failure; its cause tells what it was
-                cause = (exc.__cause__ if isinstance(exc, retry_exception()) else exc) or exc
+                cause = self._cause(exc)
                 if is_transient(cause, retryable) and usage.transport_retries < cfg.transport_retries:
                     usage.transport_retries += 1
                     pause = self._backoff(usage.transport_retries, cause)
@@ -198,99 +178,69 @@ class StructuredClient:
                     continue
                 raise CallFailed(self._describe(cause, usage, retryable)) from None
 
-    def ask_sync(self, messages: list[dict[str, str]], model_cls: type[BaseModel], params: dict[str, Any],
-                 usage: Usage) -> BaseModel:
-        """`ask` from synchronous code (not from inside a running event loop)."""
-        async def ask_and_close() -> BaseModel:
-            try:
-                return await self.ask(messages, model_cls, params, usage)
-            finally:
-                await self.aclose()
+    def _cause(self, exc: BaseException) -> BaseException:
+        if self.transport == "instructor":
+            from judge.judges.instructed import retry_exception
 
-        return asyncio.run(ask_and_close())
+            if isinstance(exc, retry_exception()):
+                return exc.__cause__ or exc
+        return exc
 
     async def aclose(self) -> None:
-        """Close the HTTP client this event loop opened (the OpenAI SDK transport keeps one per loop)."""
-        client = self._sdk.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
+        """Close the HTTP connections this event loop opened."""
+        if self._endpoint is not None:
+            await self._endpoint.aclose()
 
     async def _once(self, messages: list[dict[str, str]], model_cls: type[BaseModel], params: dict[str, Any],
                     usage: Usage, deadline: float) -> BaseModel:
         extra = {k: v for k, v in params.items() if v is not None}
-        remaining = deadline - asyncio.get_running_loop().time()
         if self.transport == "instructor":
-            token = _USAGE.set(usage)
-            try:
-                return await self._instructor_client().chat.completions.create(
-                    model=self.config.model, messages=[dict(m) for m in messages], response_model=wrapped(model_cls),
-                    max_retries=self.config.max_retries, timeout=remaining, **self._litellm_auth(), **extra)
-            finally:
-                _USAGE.reset(token)
-        return await self._strict(messages, model_cls, extra, usage, deadline)
+            if self._instructor is None:
+                from judge.judges.instructed import InstructedClient
 
-    async def _strict(self, messages: list[dict[str, str]], model_cls: type[BaseModel], extra: dict[str, Any],
-                      usage: Usage, deadline: float) -> BaseModel:
-        sent = [dict(m) for m in messages]
-        fmt = response_format(model_cls)
+                self._instructor = InstructedClient(self.config.mode)
+            remaining = deadline - asyncio.get_running_loop().time()
+            return await self._instructor.ask(self.config.model, messages, model_cls, usage,
+                                              max_retries=self.config.max_retries, timeout=remaining,
+                                              **self._litellm_auth(), **extra)
+        send = self._send_http if self.transport == "openai" else self._send_litellm
+        return await self._direct(messages, model_cls, extra, usage, deadline, send)
+
+    async def _direct(self, messages: list[dict[str, str]], model_cls: type[BaseModel], extra: dict[str, Any],
+                      usage: Usage, deadline: float, send: Send) -> BaseModel:
+        """Send, validate once by `model_cls`, re-ask with the validation error (judge.judges.answers)."""
+        mode = self.config.mode
+        sent: list[dict[str, Any]] = [dict(m) for m in messages]
+        part = schema_part(mode, model_cls)
         loop = asyncio.get_running_loop()
+        error: Exception = ValueError("no attempt was made")
         for _ in range(self.config.max_retries + 1):
             usage.attempts += 1
-            response = await self._send(sent, fmt, extra, deadline - loop.time())
-            usage.add(response)
-            message = response.choices[0].message
-            content = message.content
+            reply = await send(sent, part, extra, deadline - loop.time())
+            usage.input_tokens += reply.input_tokens
+            usage.output_tokens += reply.output_tokens
             try:
-                if content is None:
-                    raise ValueError(f"no answer content (refusal: {getattr(message, 'refusal', None)!r})")
-                return model_cls.model_validate_json(content)
+                return model_cls.model_validate_json(answer_text(mode, reply))
             except (ValidationError, ValueError) as exc:
                 error = exc
-            sent += [{"role": "assistant", "content": content or ""},
-                     {"role": "user", "content": REASK.format(error=error)}]
+            sent += reask(mode, reply, error)
         raise InvalidAnswer(error)
 
-    async def _send(self, messages: list[dict[str, str]], fmt: dict[str, Any], extra: dict[str, Any],
-                    remaining: float) -> Any:
-        if self.transport == "openai":
-            return await self._openai().chat.completions.create(
-                model=self.config.model.removeprefix("openai/"), messages=messages, response_format=fmt,
-                timeout=remaining, **extra)
-        return await libs()[0].acompletion(model=self.config.model, messages=messages, response_format=fmt,
-                                           timeout=remaining, max_retries=0, **self._litellm_auth(), **extra)
+    async def _send_http(self, messages: list[dict[str, Any]], part: dict[str, Any], extra: dict[str, Any],
+                         remaining: float) -> Completion:
+        if self._endpoint.needs_key:
+            raise CallFailed("no API key: set the judge's api_key_env (or OPENAI_API_KEY)")
+        body = {"model": (self.config.model or "").removeprefix("openai/"), "messages": messages, **part, **extra}
+        return Completion.from_json(await self._endpoint.complete(body, remaining))
+
+    async def _send_litellm(self, messages: list[dict[str, Any]], part: dict[str, Any], extra: dict[str, Any],
+                            remaining: float) -> Completion:
+        response = await litellm_lib().acompletion(model=self.config.model, messages=messages, timeout=remaining,
+                                               max_retries=0, **part, **self._litellm_auth(), **extra)
+        return Completion.from_response(response)
 
     def _litellm_auth(self) -> dict[str, str]:
         return {k: v for k, v in (("api_base", self.config.api_base), ("api_key", self.api_key)) if v}
-
-    def _openai(self) -> Any:
-        """One AsyncOpenAI per event loop (its connection pool belongs to the loop)."""
-        loop = asyncio.get_running_loop()
-        client = self._sdk.get(loop)
-        if client is None:
-            from openai import AsyncOpenAI
-
-            key = self.api_key or os.environ.get("OPENAI_API_KEY")
-            if not key and not self.config.api_base:
-                raise CallFailed("no API key: set the judge's api_key_env (or OPENAI_API_KEY)")
-            client = self._sdk[loop] = AsyncOpenAI(api_key=key or "none", base_url=self.config.api_base,
-                                                   max_retries=0)
-        return client
-
-    def _instructor_client(self) -> Any:
-        """One instructor client; the usage of the call being made is tracked in a context variable."""
-        if self._instructor is None:
-            litellm, instructor = libs()
-
-            async def completion(**kwargs: Any) -> Any:
-                usage = _USAGE.get()
-                kwargs["max_retries"] = 0  # the OpenAI client's hidden retries would go uncounted
-                usage.attempts += 1
-                response = await litellm.acompletion(**kwargs)
-                usage.add(response)
-                return response
-
-            self._instructor = instructor.from_litellm(completion, mode=instructor.Mode[self.config.mode.upper()])
-        return self._instructor
 
     # ------------------------------------------------------------ what went wrong
 

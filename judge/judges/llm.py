@@ -1,18 +1,20 @@
 """LLM judge: any litellm model, validated answers, cached, retried, bounded.
 
-One checkpoint = one or more windows (a slice too long for `window_tokens` is split) x `samples`
+The judge is a `judge-verdict` PromptedCall (judge.judges.prompted: configuration checks, prompt,
+cache, key, fingerprint) plus what is its own: windows, samples and merging. One checkpoint = one or more windows (a slice too long for `window_tokens` is split) x `samples`
 calls, judged concurrently under one semaphore per judge instance (`max_concurrency`). Each call:
 - is looked up in the verdict cache first (key = sha256 of the full request; see cache.py);
-- asks through judge.judges.client (instructor over litellm, or the strict structured-output path,
-  by `mode`) with a response model built for this request (schema.py): an invalid answer is
+- asks through judge.judges.client (the direct client for OpenAI-compatible endpoints in modes
+  tools and strict, else instructor over litellm) with a response model built for this request
+  (schema.py): an invalid answer is
   re-asked up to `max_retries` times, then the checkpoint is a judge error; transport errors are
   retried with backoff, all within the call's deadline `timeout_s`.
 A window is sized by the request as sent: its messages and the schema it carries in the configured
 mode (judge.judges.tokens), counted line by line so that a run's repeated ledger and template text is
 counted once. Windows merge per key (violated wins), samples by majority (merge.py). The result
 carries usage summed over every request (as the provider counts it), the local estimate of each
-request beside it, cost (litellm's price table on the summed usage; None when the model has no
-price), attempts, cache hits and per-call records in `extra["calls"]`.
+request beside it, cost (litellm's price table, looked up once per judge, on the summed usage; None
+when the model has no price), attempts, cache hits and per-call records in `extra["calls"]`.
 """
 
 from __future__ import annotations
@@ -26,16 +28,16 @@ from typing import Any, Sequence
 from pydantic import ValidationError
 
 from judge.config import JudgeConfig
-from judge.errors import ConfigError
 from judge.judges import tokens
 from judge.judges.base import JudgeRequest, JudgeResult
-from judge.judges.cache import VerdictCache, call_key, checkpoint_key
-from judge.judges.client import CallFailed, StructuredClient, Usage, cost_usd, libs  # noqa: F401 (libs, cost_usd: this module's face)
+from judge.judges.cache import VerdictCache, checkpoint_key
+from judge.judges.client import CallFailed, Usage, cost_usd, libs  # noqa: F401 (libs, cost_usd: this module's face)
 from judge.judges.merge import majority, merge_windows
+from judge.judges.prompted import CallKind, PromptedCall
 from judge.judges.render import RENDER_VERSION, Window, build_windows
 from judge.judges.schema import to_judge_verdict, verdict_model
 from judge.model import Event, JudgeFinding, JudgeVerdict
-from judge.prompts import Prompt, load_prompt
+from judge.prompts import Prompt
 
 COUNT_MODEL = tokens.COUNT_MODEL
 
@@ -74,39 +76,37 @@ class CallRecord:
     findings: list[JudgeFinding] | None = field(default=None, repr=False)
 
 
+JUDGE_CALL = CallKind(schema="judge-verdict", namespace="llm", needs="the llm backend asks a model",
+                      sampling=("temperature", "samples", "seed", "mode", "window_tokens"),
+                      render_version=RENDER_VERSION)
+
+
 class LLMJudge:
-    """The `llm` backend (see module docs). `cache=None` uses the default cache folder."""
+    """The `llm` backend (see module docs): a judge-verdict PromptedCall, its windows and merging.
+    `cache=None` uses the default cache folder."""
 
     backend = "llm"
 
     def __init__(self, config: JudgeConfig, *, cache: VerdictCache | None = None,
                  prompt: Prompt | None = None) -> None:
-        if config.backend != "llm" or not config.model:
-            raise ConfigError(f"judge {config.name!r} is not an llm judge with a model")
+        self.call = PromptedCall(config, JUDGE_CALL, cache=cache, prompt=prompt)
         self.config = config
-        self.prompt = prompt or load_prompt(config.prompt)
-        if self.prompt.meta.output_schema != "judge-verdict":
-            raise ConfigError(f"prompt {self.prompt.ref} answers {self.prompt.meta.output_schema!r}, "
-                              "not 'judge-verdict'", field=f"tool.judge.judges.{config.name}.prompt")
-        self.cache = (cache or VerdictCache()) if config.cache else None
-        self.client = StructuredClient(config, self._resolve_key())
+        self.prompt = self.call.prompt
+        self.client = self.call.client
         self._semaphores: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
-        self._fingerprint: dict[str, Any] | None = None
 
-    def _resolve_key(self) -> str | None:
-        from judge.config import resolve_api_key
+    @property
+    def cache(self) -> VerdictCache | None:
+        """The verdict cache (None: caching off)."""
+        return self.call.cache
 
-        return resolve_api_key(self.config)
+    @cache.setter
+    def cache(self, cache: VerdictCache | None) -> None:
+        self.call.cache = cache
 
     def fingerprint(self) -> dict[str, Any]:
-        if self._fingerprint is None:
-            cfg = self.config
-            self._fingerprint = {
-                "backend": "llm", "model": cfg.model, "prompt": self.prompt.fingerprint(),
-                "sampling": {"temperature": cfg.temperature, "samples": cfg.samples, "seed": cfg.seed,
-                             "mode": cfg.mode, "window_tokens": cfg.window_tokens},
-                "render_version": RENDER_VERSION}
-        return dict(self._fingerprint)
+        """The judge's fingerprint as JSON data (judge.model.JudgeFingerprint)."""
+        return self.call.fingerprint.dump()
 
     def windows(self, request: JudgeRequest) -> list[Window]:
         """The request's windows, each within `window_tokens` as sent (and as litellm counts it)."""
@@ -127,7 +127,7 @@ class LLMJudge:
         started = time.perf_counter()
         if not request.keys:
             return JudgeResult(verdict=JudgeVerdict(findings=[]))
-        key = checkpoint_key(self.fingerprint(), request, api_base=self.config.api_base)
+        key = checkpoint_key(self.call.fingerprint.dump(), request, api_base=self.config.api_base)
         result = self._checkpoint_from_cache(key)
         if result is None:
             windows = self.windows(request)
@@ -142,7 +142,7 @@ class LLMJudge:
         return result
 
     def _checkpoint_from_cache(self, key: str) -> JudgeResult | None:
-        entry = self.cache.get(key) if self.cache is not None else None
+        entry = self.call.cached(key)
         if entry is None:
             return None
         try:
@@ -157,15 +157,10 @@ class LLMJudge:
 
     # ------------------------------------------------------------ one call
 
-    def _params(self, sample: int) -> dict[str, Any]:
-        seed = None if self.config.seed is None else self.config.seed + sample
-        return {"temperature": self.config.temperature, "seed": seed}
-
     async def _call(self, request: JudgeRequest, window: Window, sample: int) -> CallRecord:
         model_cls = verdict_model(request.keys, [e.id for e in window.events])
-        params = self._params(sample)
-        key = call_key(self.config, self.prompt, window.messages, model_cls, params, sample=sample,
-                       render_version=RENDER_VERSION)
+        params = self.call.params(sample)
+        key = self.call.key(window.messages, model_cls, params, sample=sample, render_version=RENDER_VERSION)
         record = CallRecord(part=window.part, sample=sample, request_hash=key)
         if self._from_cache(record):
             return record
@@ -174,21 +169,20 @@ class LLMJudge:
             started = time.perf_counter()
             usage = Usage()
             try:
-                answer = await self.client.ask(window.messages, model_cls, params, usage)
+                answer = await self.call.ask(window.messages, model_cls, params, usage)
                 record.findings = to_judge_verdict(answer).findings
             except CallFailed as exc:
                 record.error = str(exc)
             record.latency_s = round(time.perf_counter() - started, 6)
         record.attempts, record.transport_retries = usage.attempts, usage.transport_retries
         record.input_tokens, record.output_tokens = usage.input_tokens, usage.output_tokens
-        if record.findings is not None and self.cache is not None:
-            self.cache.put(key, {"findings": [f.model_dump() for f in record.findings],
-                                 "fingerprint": self.fingerprint(), "attempts": record.attempts,
-                                 "input_tokens": record.input_tokens, "output_tokens": record.output_tokens})
+        if record.findings is not None:
+            self.call.store(key, {"findings": [f.model_dump() for f in record.findings], "attempts": record.attempts,
+                                  "input_tokens": record.input_tokens, "output_tokens": record.output_tokens})
         return record
 
     def _from_cache(self, record: CallRecord) -> bool:
-        entry = self.cache.get(record.request_hash) if self.cache is not None else None
+        entry = self.call.cached(record.request_hash)
         if entry is None:
             return False
         try:
@@ -214,7 +208,7 @@ class LLMJudge:
         result = JudgeResult(
             verdict=None, calls=len(live), cache_hits=len(records) - len(live),
             attempts=sum(r.attempts for r in live), input_tokens=inputs, output_tokens=outputs,
-            cost_usd=cost_usd(self.config.model, inputs, outputs) if live else 0.0)
+            cost_usd=self.client.cost(inputs, outputs) if live else 0.0)
         result.extra = {
             "windows": len(windows), "samples": self.config.samples,
             "truncated_events": sum(w.truncated for w in windows),

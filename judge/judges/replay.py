@@ -21,7 +21,7 @@ from pydantic import Field, ValidationError
 from judge.config import JudgeConfig
 from judge.errors import JudgeInputError
 from judge.judges.base import Judge, JudgeRequest, JudgeResult
-from judge.model import JudgeFinding, JudgeVerdict, Strict
+from judge.model import JudgeFingerprint, JudgeFinding, JudgeVerdict, Strict
 
 
 class ReplayRecord(Strict):
@@ -83,7 +83,7 @@ class ReplayJudge:
         prints = {json.dumps(r.fingerprint, sort_keys=True) for r in self.records.values()}
         if len(prints) == 1:
             return json.loads(prints.pop())
-        return {"backend": "replay", "path": str(self.path), "fingerprints": sorted(prints)}
+        return JudgeFingerprint(backend="replay", path=str(self.path), fingerprints=sorted(prints)).dump()
 
     async def judge_checkpoint(self, request: JudgeRequest) -> JudgeResult:
         record = self.records.get((request.scenario_id, request.run_id, request.after_turn))

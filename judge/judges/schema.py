@@ -4,9 +4,8 @@
 whose `evidence_event` is a Literal of the shown event ids (or null); validators require evidence for
 `violated` and allow each key at most once. The schema sent is pydantic's without the property titles
 and `null` defaults (they cost tokens and say nothing the names do not); `strict_schema` is its form
-for strict structured outputs (every property required, nullable where optional). instructor, or the
-strict client (judge.judges.client), sends it and re-asks with the validation error when an answer
-breaks it.
+for strict structured outputs (every property required, nullable where optional). The client
+(judge.judges.client) sends it and re-asks with the validation error when an answer breaks it.
 """
 
 from __future__ import annotations

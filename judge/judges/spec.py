@@ -35,6 +35,8 @@ class BackendSpec:
     check_config: Callable[[JudgeConfig], str | None] | None = None
     audits_while_grading: bool = False
     prompted: bool = False
+    asked_only_when_needed: bool = False
+    """Ask the judge only when a key needs it (its model is costly to load: judge.grade.consult)."""
     position: int = 1000
 
 

@@ -4,7 +4,7 @@ What a request costs depends on the configured `mode`: in the tools modes the re
 travels as a tool (plus `tool_choice`), in `json_schema` and `strict` as `response_format`, in
 `json` and `md_json` instructor writes it into the messages. `request_tokens(messages, extra)` is
 the messages plus `extra = schema_tokens(mode, model)`, the tokens of everything else the request
-carries, measured once per (mode, response model) on the request instructor (or the strict client)
+carries, measured once per (mode, response model) on the request the client (judge.judges.client)
 actually builds.
 
 The arithmetic is litellm's `token_counter` for gpt-4o (whatever model judges): 3 tokens per
@@ -36,9 +36,9 @@ BodyBuilder = Callable[[list[dict[str, str]]], dict[str, Any]]
 
 @lru_cache(maxsize=1)
 def _encoding() -> Any:
-    from judge.judges.libs import libs
+    from judge.judges.libs import litellm_lib
 
-    libs()  # litellm's import sets TIKTOKEN_CACHE_DIR to the tokenizer files it ships
+    litellm_lib()  # litellm's import sets TIKTOKEN_CACHE_DIR to the tokenizer files it ships
     from litellm.litellm_core_utils.token_counter import openai_tokenizer_encoding
 
     return openai_tokenizer_encoding(COUNT_MODEL)
@@ -132,6 +132,6 @@ _EXTRA: dict[Any, int] = {}
 
 
 def _litellm() -> Any:
-    from judge.judges.libs import libs
+    from judge.judges.libs import litellm_lib
 
-    return libs()[0]
+    return litellm_lib()

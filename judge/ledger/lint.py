@@ -78,9 +78,12 @@ def _apply_sessions(scenario: Scenario, keys: dict[str, KeyHistory], add) -> Non
         add("error", "sessions must be listed in increasing first_turn order", ("sessions",))
     if len({s.id for s in scenario.sessions}) != len(scenario.sessions):
         add("error", "session ids must be unique", ("sessions",))
+    starts = sorted(starts)
     for h in keys.values():
-        if h.persistence == "session":
-            h.ends_at = next((t for t in sorted(starts) if t > h.introduced), None)
+        if h.persistence == "session" and starts:
+            # A key stated before the first session (a system prompt at turn 0) belongs to the first.
+            stated = max(h.introduced, starts[0])
+            h.ends_at = next((t for t in starts if t > stated), None)
 
 
 def _lint_checkpoints(scenario: Scenario, ledger: ExpectedLedger, add) -> None:
@@ -106,14 +109,29 @@ def _lint_checkpoints(scenario: Scenario, ledger: ExpectedLedger, add) -> None:
 
 def _lint_rules(scenario: Scenario, ledger: ExpectedLedger, add) -> None:
     guarded: set[str] = set()
+    summary_only: dict[str, int] = {}  # key -> the first of its rules, while all of them read summaries only
     for i, rule in enumerate(scenario.rules):
         if rule.key not in ledger:
             add("error", f"rule guards unknown ledger key {rule.key!r}", ("rules", i, "key"))
             continue
+        spec = REGISTRY.specs().get(rule.check)
+        reads = getattr(spec, "reads", frozenset())
+        if reads and reads <= {"summary"}:
+            if rule.key not in guarded:
+                summary_only[rule.key] = i
+        else:
+            summary_only.pop(rule.key, None)
         guarded.add(rule.key)
-        kind_lint = getattr(REGISTRY.specs().get(rule.check), "lint", None)  # each kind's own fixture checks
+        kind_lint = getattr(spec, "lint", None)  # each kind's own fixture checks
         for level, message, name in (kind_lint(rule, ledger) if kind_lint is not None else ()):
             add(level, message, ("rules", i, name))
+        _lint_session_end(scenario, ledger.history(rule.key), add, ("rules", i, "key"))
+    for key, i in summary_only.items():
+        if ledger.history(key).sensitivity == "safety-critical":
+            kinds = sorted({r.check for r in scenario.rules if r.key == key})
+            add("warning", f"safety-critical key {key!r} is guarded only by rules that read summaries "
+                f"({', '.join(kinds)}): no call, message or memory write is checked against it, so a drift "
+                "outside a summary passes; add a rule that reads the agent's actions", ("rules", i, "check"))
     for i, entry in enumerate(scenario.ledger):
         if entry.sensitivity == "safety-critical" and entry.key not in guarded:
             add("warning", f"safety-critical key {entry.key!r} has no rule guarding it: the judge alone "
@@ -122,6 +140,17 @@ def _lint_rules(scenario: Scenario, ledger: ExpectedLedger, add) -> None:
         if delta.op == "add" and delta.sensitivity == "safety-critical" and delta.key not in guarded:
             add("warning", f"safety-critical key {delta.key!r} has no rule guarding it: the judge alone "
                 "decides it (unguarded)", ("deltas", i, "key"))
+
+
+def _lint_session_end(scenario: Scenario, history: KeyHistory, add, loc: tuple) -> None:
+    """A rule on a `session` key stops guarding where the next session starts: say so, with the turn."""
+    if history.ends_at is None:
+        return
+    following = next(s.id for s in sorted(scenario.sessions, key=lambda s: s.first_turn)
+                     if s.first_turn == history.ends_at)
+    add("warning", f"{history.key!r} has `session` persistence, so this rule stops guarding it at turn "
+        f"{history.ends_at}, where session {following!r} starts: nothing checks it in later sessions "
+        "(give the entry `persistence: task` to guard every session)", loc)
 
 
 def build_ledger(scenario: Scenario, lines: dict | None = None, *, file: str = "scenario") -> ExpectedLedger:

@@ -30,6 +30,10 @@ from judge.model.events import (
                               ToolResultEvent,
                               UserEvent,
 )
+from judge.model.fingerprint import JudgeFingerprint, PromptFingerprint, ReportJudge, Sampling, as_fingerprint
+from judge.model.parts import JsonView, SetFields
+from judge.model.provenance import Candidate, InputFile, Inputs, Provenance
+from judge.model.summary import LayerFinding, SummaryAudit, SummaryAuditReport, SummaryFinding
 from judge.model.report import (
                               CheckpointReport,
                               Cost,
@@ -49,6 +53,7 @@ from judge.model.report import (
 from judge.model.rules import REGISTRY, Rule, RuleBase, RuleKind, holds_rules, rule_kinds, rule_models
 from judge.model.scenario import ActionSet, Checkpoint, Delta, ForbiddenPath, LedgerEntry, PathStep, Scenario, Session
 from judge.model.schemas import SCHEMAS, json_schema, schema_names
+from judge.model.tools import FunctionTool, ToolEntry, ToolSchema, ToolsFile
 
 __all__ = [name for name in dir() if not name.startswith("_")]
 

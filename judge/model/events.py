@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field
 
 from judge.model.base import Strict
+from judge.model.tools import ToolEntry
 
 
 class AgentInfo(Strict):
@@ -31,6 +32,9 @@ class RunHeader(Strict):
     session: str | None = Field(default=None, description="the scenario session this run is")
     agent: AgentInfo | None = None
     tool_schema_sha256: str | None = Field(default=None, description="hash of the tool schemas the agent saw")
+    tools: list[ToolEntry] | None = Field(default=None, description=(
+        "the tools the agent was given (OpenAI function schemas, bare or {type: function, function: {...}}): "
+        "the toolkit of `allowed-tools` rules and of `judge lint` when no --tools file is given"))
     redaction: str | None = Field(default=None, description="redaction level applied by the recorder")
     retention: str | None = Field(default=None, description="retention note, e.g. '30 days, then deleted'")
     metadata: dict[str, Any] | None = None

@@ -3,11 +3,14 @@ views are renderings of it)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from judge.model.base import EntryClass, FindingVerdict, Outcome, Sensitivity, Strict, Verdict
+from judge.model.fingerprint import ReportJudge
+from judge.model.provenance import Provenance
+from judge.model.summary import SummaryAudit
 
 # ---------------------------------------------------------------- judge verdict
 
@@ -103,17 +106,24 @@ class Leak(Strict):
     key: str
     event: str
     turn: int
-    where: Literal["assistant", "tool-call", "summary"]
+    where: Literal["assistant", "tool-call", "summary", "state-write"]
     rule: str
 
 
 class Recovery(Strict):
-    """Whether a violated key was used correctly again: `violated_at` is the turn of its first
-    violation, `recovered_at` that of a later upheld use (a violation after it undoes the recovery)."""
+    """A key a rule found violated, and whether a later event exercised its rules compliantly with
+    nothing violating it again (the seeds' recovery: the run still holds the drift)."""
 
     violated_at: int
     recovered_at: int | None = None
     recovered: bool
+    violated_event: str | None = Field(default=None, description=(
+        "the violation the recovery answers: the first of the last stretch without a recovery"))
+    recovered_event: str | None = Field(default=None, description="the compliant event that recovered it")
+    turns: int | None = Field(default=None, description="turns from that violation to the recovery")
+    restated_by: str | None = Field(default=None, description=(
+        "the latest user message between the violation and the recovery that restated the key (a user "
+        "set or add of it at that turn, or its value named): the user corrected the agent"))
 
 
 class Metrics(Strict):
@@ -123,8 +133,14 @@ class Metrics(Strict):
     supersession_accuracy: float | None = None
     completion_integrity: float | None = None
     scope_fidelity: float | None = None
-    recovery_coherence: float | None = None
+    recovery_coherence: float | None = Field(default=None, description=(
+        "share of the counted failed tool results after which the agent changed plan or retried to an ok "
+        "result without breaking a rule and without a retry loop (judge.checks.progress); null when none"))
     handoff_fidelity: float | None = None
+    failed_results: int | None = Field(default=None, description="failed tool results recovery coherence counted")
+    retry_loops: int | None = Field(default=None, description=(
+        "chains of identical failing calls that made no progress: a no-progress violation, or 3 failures of "
+        "a tool no no-progress rule governs"))
 
 
 class RequestUsage(Strict):
@@ -180,9 +196,9 @@ class RunReport(Strict):
     last_turn: int = 0
     cost: Cost = Field(default_factory=Cost)
     warnings: list[str] = Field(default_factory=list)
-    summaries: list[dict[str, Any]] = Field(default_factory=list, description=(
-        "the audit of each summary event (judge.summaries.audit.SummaryAudit): one finding per ledger entry"))
-    provenance: dict[str, Any] | None = Field(default=None, description=(
+    summaries: list[SummaryAudit] = Field(default_factory=list, description=(
+        "the audit of each summary event the grade audited: one finding per ledger entry"))
+    provenance: Provenance | None = Field(default=None, description=(
         "what reproduces the run: candidate (model, sampling, prompt version, tool schema hash), "
         "judge fingerprint, package versions, sha256 of each input file"))
 
@@ -190,7 +206,7 @@ class RunReport(Strict):
 class GradeReport(Strict):
     """What `judge grade --json` writes: the judge (and how far it was trusted) and one report per run."""
 
-    judge: dict[str, Any] | None = Field(description=(
+    judge: ReportJudge | None = Field(description=(
         "the judge's fingerprint (null: deterministic checks only) and how far it was trusted: "
         "`authority` (calibrated, binding or advisory), `binding` (whether its violations decided keys), "
         "`binding_reason` and `calibration_record` (the record consulted, or null)"))

@@ -39,10 +39,14 @@ class RuleKind(Protocol):
     """What the format layer reads of a rule kind's spec (judge.checks.spec.RuleSpec is the full one)."""
 
     @property
-    def check(self) -> str: ...
+    def check(self) -> str:
+        """The kind's `check` tag, as scenarios spell it (`forbidden-call`)."""
+        ...
 
     @property
-    def model(self) -> type[RuleBase]: ...
+    def model(self) -> type[RuleBase]:
+        """The kind's pydantic model (a RuleBase with `check: Literal[tag]`)."""
+        ...
 
 
 def _spec_of(spec: Any, where: str) -> RuleKind:

@@ -22,6 +22,7 @@ from judge.model.events import (
 from judge.model.report import GradeReport, JudgeVerdict
 from judge.model.rules import Rule
 from judge.model.scenario import Checkpoint, Delta, LedgerEntry, Scenario, Session
+from judge.model.tools import ToolSchema, ToolsFile
 
 SCHEMAS: dict[str, type[BaseModel] | Any] = {
     "scenario": Scenario,
@@ -40,6 +41,8 @@ SCHEMAS: dict[str, type[BaseModel] | Any] = {
     "summary": SummaryEvent,
     "snapshot": SnapshotEvent,
     "event-meta": EventMeta,
+    "tools": ToolsFile,
+    "tool": ToolSchema,
     "judge-verdict": JudgeVerdict,
     "grade-report": GradeReport,
 }

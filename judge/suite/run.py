@@ -2,8 +2,8 @@
 
 The manifest (judge.suite.manifest) names each scenario's file and runs. Every run found is graded; fewer than
 `repetitions` means the missing ones count as failed runs. Grading is CPU-bound Python, so runs go
-to a process pool (one worker per core by default); each worker grades one run at a time and sends
-back a compact result, so memory follows the largest run, not the number of runs. The summary and the
+to worker processes (one per core by default, forked once: judge.suite.pool), streamed to them one
+at a time; each sends back a compact result, so memory follows the largest run, not the number of runs. The summary and the
 release rules are in judge.suite.result; the manifest in judge.suite.manifest; the workers
 in judge.suite.worker; shards and their parts in judge.suite.part. Every grading makes a part
 (an unsharded one is shard 1/1) and every report is made from a whole suite's part (`report_of`), so
@@ -28,7 +28,8 @@ from judge.model import RunReport
 from judge.suite.manifest import discover_runs, load_manifest
 from judge.suite.part import PartRun, PartScenario, PartTiming, SuitePart, in_shard, merge_parts
 from judge.suite.result import RunResult, SafetyViolation, SuiteReport, decide, scenario_result, totals
-from judge.suite.worker import JudgeSpec, Task, grade_chunk, grade_task, init_worker, peak_rss_mb
+from judge.suite.worker import JudgeSpec, Task, grade_task, init_worker, peak_rss_mb
+from judge.trace.toolkit import read_toolkit
 
 
 @dataclass
@@ -41,6 +42,7 @@ class SuiteRun:
     workers: int = 1
     worker_peak_rss_mb: dict[int, float] = field(default_factory=dict)
     run_reports: dict[str, RunReport] = field(default_factory=dict)  # trace -> full report (keep_reports)
+    worker_stats: list[Any] = field(default_factory=list)  # judge.suite.pool.WorkerStats of each worker
 
 
 def default_jobs() -> int:
@@ -53,7 +55,6 @@ def default_jobs() -> int:
 def _run_pool(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs: int,
               progress: Callable[[int, int], None] | None, out: SuiteRun) -> list[dict[str, Any]]:
     results: list[dict[str, Any] | None] = [None] * len(tasks)
-    done = 0
     if jobs <= 1 or len(tasks) <= 1:
         if progress:
             progress(0, len(tasks))
@@ -66,30 +67,21 @@ def _run_pool(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs:
                 progress(i + 1, len(tasks))
         out.worker_peak_rss_mb[os.getpid()] = peak_rss_mb()
         return results  # type: ignore[return-value]
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from judge.suite.pool import WorkerPool
 
-    size = max(1, min(8, len(tasks) // (jobs * 16)))  # a few runs per message keeps the pool's overhead small
-    chunks = [list(range(i, min(i + size, len(tasks)))) for i in range(0, len(tasks), size)]
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=init_worker,
-                               initargs=(spec, ledgers))
+    pool = WorkerPool(jobs, spec, ledgers, _context())
     try:
-        futures = {pool.submit(grade_chunk, [tasks[i] for i in chunk]): chunk for chunk in chunks}
         if progress:  # only now: a progress bar may start a thread, and the workers exist already
             progress(0, len(tasks))
-        for future in as_completed(futures):
-            chunk_results, seconds, pid, rss = future.result()
-            for i, result in zip(futures.pop(future), chunk_results):
-                results[i] = result
-            out.grade_s += seconds
-            out.worker_peak_rss_mb[pid] = max(rss, out.worker_peak_rss_mb.get(pid, 0.0))
-            done += len(chunk_results)
-            if progress:
-                progress(done, len(tasks))
-    except BaseException:  # Ctrl-C or a bug: do not grade the rest of the queue first
-        pool.shutdown(wait=False, cancel_futures=True)
+        done = pool.run(tasks, (lambda n: progress(n, len(tasks))) if progress else None)
+    except BaseException:  # Ctrl-C or a bug: the workers are stopped, not left to finish the queue
+        pool.stop()
         raise
-    pool.shutdown(wait=True)
-    return results  # type: ignore[return-value]
+    for worker in done.workers:
+        out.grade_s += worker.grade_s
+        out.worker_peak_rss_mb[worker.pid] = worker.peak_rss_mb
+    out.worker_stats = done.workers
+    return done.results
 
 
 def _context():
@@ -164,18 +156,21 @@ def _plan(manifest_path: Path, suite: str | None, allow_draft: bool) -> _Plan:
 def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tuple[int, int] = (1, 1),
                judge_name: str | None = None, config_file: str | Path | None = None, jobs: int | None = None,
                progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
-               allow_draft: bool = False, keep_reports: bool = False) -> tuple[SuitePart, SuiteRun]:
+               allow_draft: bool = False, keep_reports: bool = False,
+               tools: str | Path | None = None) -> tuple[SuitePart, SuiteRun]:
     """Grade shard K of N of a suite (judge.suite.part: run i is shard (i mod N) + 1): its part, and
     how the grading went (the SuiteRun's report is left None). Arguments as `grade_suite`."""
     started = time.perf_counter()
     manifest_path = Path(manifest_path)
     plan = _plan(manifest_path, suite, allow_draft)
+    toolkit = read_toolkit(tools) if tools is not None else None  # a bad file fails before any worker starts
     spec, judge_object, fingerprint, stale, policy = _judge_spec(judge_name, config_file, on_judge_error)
-    spec = dataclasses.replace(spec, allow_draft=allow_draft, keep_reports=keep_reports)
+    spec = dataclasses.replace(spec, allow_draft=allow_draft, keep_reports=keep_reports, toolkit=toolkit)
     k, n = shard
     mine = [i for i in range(len(plan.tasks)) if in_shard(i, k, n)]
     jobs = max(1, min(jobs or default_jobs(), len(mine) or 1))
     out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
+    packages = package_versions()  # before the fork: every run's provenance reads it, the workers inherit it
     raw = _run_pool([plan.tasks[i] for i in mine], spec, plan.ledgers, jobs, progress, out)
     for r in raw:
         full = r.pop("report", None)
@@ -187,9 +182,10 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
         suite=plan.suite, manifest=str(manifest_path), manifest_sha256=sha256_file(manifest_path), shard=k, shards=n,
         runs_sha256=sha256_text(listing), repetitions=plan.repetitions, release_rules=plan.rules,
         scenarios=plan.scenarios, judge=judge_object, settings={**policy, "allow_draft": allow_draft},
-        provenance={"judge": fingerprint, "packages": package_versions(),
+        provenance={"judge": fingerprint, "packages": packages,
                     "inputs": {"manifest": input_file(manifest_path),
-                               "scenarios": {sid: input_file(path) for sid, path in plan.paths.items()}}},
+                               "scenarios": {sid: input_file(path) for sid, path in plan.paths.items()},
+                               **({"tools": input_file(Path(tools))} if tools is not None else {})}},
         warnings=list(stale), runs=runs)
     out.wall_s = time.perf_counter() - started
     part.timing = PartTiming(wall_s=round(out.wall_s, 3), grade_s=round(out.grade_s, 3), workers=jobs)
@@ -230,18 +226,20 @@ def report_of(part: SuitePart) -> SuiteReport:
 def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_name: str | None = None,
                 config_file: str | Path | None = None, jobs: int | None = None,
                 progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
-                allow_draft: bool = False, keep_reports: bool = False) -> SuiteRun:
+                allow_draft: bool = False, keep_reports: bool = False, tools: str | Path | None = None) -> SuiteRun:
     """Grade every run of every scenario of `suite` (the only one when None) and decide the release.
 
     `judge_name` None grades with the deterministic checks only; an unreviewed draft scenario is
     refused unless `allow_draft`. `progress(done, total)` is called
     as runs finish. `keep_reports`: keep each run's full grade report in `SuiteRun.run_reports`
-    (a page of the suite shows each checkpoint's findings). Bad manifests, scenarios and judge names raise JudgeInputError; a bad trace
+    (a page of the suite shows each checkpoint's findings). `tools`: a `--tools FILE`, the agent's
+    toolkit for every run (default: each run header's `tools`). Bad manifests, scenarios, tools files
+    and judge names raise JudgeInputError; a bad trace
     does not: it becomes an `error` run of its scenario.
     """
     part, out = grade_part(manifest_path, suite, judge_name=judge_name, config_file=config_file, jobs=jobs,
                            progress=progress, on_judge_error=on_judge_error, allow_draft=allow_draft,
-                           keep_reports=keep_reports)
+                           keep_reports=keep_reports, tools=tools)
     out.report = report_of(part)
     return out
 

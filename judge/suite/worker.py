@@ -32,6 +32,7 @@ class JudgeSpec:
     on_judge_error: str | None = None
     allow_draft: bool = False  # grade scenarios still marked `draft: true`
     keep_reports: bool = False  # also send back each run's full report (`judge suite --html`)
+    toolkit: Any = None  # the agent's tools (`judge suite --tools`, judge.trace.toolkit.Toolkit); None: each header's
 
 
 _WORKER: dict[str, Any] = {}
@@ -42,7 +43,7 @@ def init_worker(spec: JudgeSpec, ledgers: dict[str, Any] | None = None) -> None:
     already loaded (a forked worker inherits them for free)."""
     _WORKER.clear()
     _WORKER["session"] = GradeSession.open(spec.name or "none", config_file=spec.config_file,
-                                           on_judge_error=spec.on_judge_error)
+                                           on_judge_error=spec.on_judge_error, toolkit=spec.toolkit)
     _WORKER["ledgers"] = dict(ledgers or {})
     _WORKER["allow_draft"] = spec.allow_draft
     _WORKER["keep_reports"] = spec.keep_reports
@@ -97,13 +98,6 @@ def grade_task(task: Task) -> dict[str, Any]:
             "first_divergence": run.first_divergence.model_dump(by_alias=True) if run.first_divergence else None,
             "slice": run.slice, "events": run.events, "safety_violations": violations,
             "warnings": run.warnings}
-
-
-def grade_chunk(tasks: list[Task]) -> tuple[list[dict[str, Any]], float, int, float]:
-    """Results of a few tasks, the seconds they took, this worker's pid and its peak RSS in MB."""
-    started = time.perf_counter()
-    results = [grade_task(t) for t in tasks]
-    return results, time.perf_counter() - started, os.getpid(), peak_rss_mb()
 
 
 def peak_rss_mb() -> float:

@@ -25,83 +25,27 @@ alone, or among summary events alone, gets the ledger after its turn.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal
-
-from pydantic import Field
+from typing import Any, Iterable
 
 from judge.checks import rule_ids
 from judge.checks.kinds.summary_phrases import SummaryPhrasesRule
 from judge.ledger import ExpectedLedger
-from judge.model import EntryClass, Event, Sensitivity, Strict, SummaryEvent
+from judge.model import Event, SummaryEvent
+from judge.model.summary import (  # noqa: F401 (the audit's formats: part of this module's face)
+    LayerFinding,
+    SummaryAudit,
+    SummaryAuditReport,
+    SummaryFinding,
+    SummaryStatus,
+)
 from judge.summaries.inputs import read_summary_file, summary_events_of  # noqa: F401 (re-exported)
 from judge.summaries.position import TurnSoFar, ledger_at_event, positions
 from judge.summaries.semantic import AuditEntry, Thresholds
 
-SummaryStatus = Literal["preserved", "missing", "distorted", "obsolete-as-current",
-                        "assumption-promoted", "not-required", "unassessed"]
 STATUSES = ("preserved", "missing", "distorted", "obsolete-as-current", "assumption-promoted",
             "not-required")
 FAILURES = ("missing", "distorted", "obsolete-as-current", "assumption-promoted")
 LAYERS = ("phrase", "semantic", "judge")
-
-
-class LayerFinding(Strict):
-    """One layer's opinion of one entry (`status` None: the layer did not assess it)."""
-
-    status: SummaryStatus | None = None
-    evidence: str | None = Field(default=None, description="the summary words relied on")
-    score: float | None = Field(default=None, description="semantic: best cosine; judge: confidence")
-    confidence: float | None = Field(default=None, description=(
-        "semantic: the fact-consistency model's probability of its status, when the model decided"))
-    detail: str | None = None
-
-
-class SummaryFinding(Strict):
-    """One ledger entry in one summary: its merged status, the layer that decided it, and each
-    layer's own finding (`layers`)."""
-
-    key: str
-    class_: EntryClass = Field(alias="class")
-    sensitivity: Sensitivity
-    required: bool
-    status: SummaryStatus
-    source: Literal["phrase", "semantic", "judge", "ledger"] | None = None
-    evidence: str | None = None
-    detail: str | None = None
-    layers: dict[str, LayerFinding] = Field(default_factory=dict)
-    disagreement: bool = False
-    overridden: bool = False
-    needs_review: bool = False
-
-
-class SummaryAudit(Strict):
-    """The audit of one summary: per-entry findings, merged, with each layer's own."""
-
-    scenario: str
-    summary_event: str | None = None
-    reason: str | None = None
-    turn: int = Field(description="the summary's turn")
-    ledger_at: Literal["event", "after-turn"] = Field(default="after-turn", description=(
-        "`event`: the ledger at the summary's event (a delta of its turn carried by a later event does not "
-        "count); `after-turn`: after its turn (a summary given as text alone, without its position)"))
-    passed: bool
-    vetoed: bool
-    inconclusive: bool = Field(default=False, description=(
-        "the judge layer failed and a required entry no other layer could assess is unassessed, or no "
-        "layer assessed any required entry"))
-    lost: list[str] = Field(default_factory=list, description="required keys not preserved")
-    findings: list[SummaryFinding]
-    layers: list[str]
-    thresholds: dict[str, Any] | None = None
-    judge: dict[str, Any] | None = None
-    warnings: list[str] = Field(default_factory=list)
-
-
-class SummaryAuditReport(Strict):
-    """What `judge audit-summary --json` writes."""
-
-    audits: list[SummaryAudit]
-    passed: bool
 
 
 # ---------------------------------------------------------------- what the ledger requires

@@ -1,9 +1,9 @@
 """The judge layer of the summary audit: the `summary-audit` prompt through a configured llm judge.
 
-It reuses the llm judge's client (judge.judges.client: instructor over litellm or the strict
-structured-output path by `mode`, offline settings, transport retries with backoff within the
-`timeout_s` deadline, price table) and its verdict cache (one entry per full request, so
-an unchanged rerun makes no call). The answer model (judge.judges.schema.summary_audit_model) only
+It is a `summary-audit` PromptedCall (judge.judges.prompted): the llm judge's configuration checks,
+client (judge.judges.client: the direct client or instructor over litellm, by model and `mode`;
+transport retries with backoff within the `timeout_s` deadline; the price table) and verdict cache
+(one entry per full request, so an unchanged rerun makes no call). The answer model (judge.judges.schema.summary_audit_model) only
 accepts the asked keys and the six statuses; an invalid answer is re-asked `max_retries` times, then
 the layer reports an error: the audit goes on with the other layers and says so in its warnings.
 The summary text is blinded (the candidate's names masked) and fenced as data by
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from judge.config import JudgeConfig
-from judge.errors import ConfigError, with_article
-from judge.judges.base import LedgerRow
-from judge.judges.cache import VerdictCache, call_key
+from judge.judges.cache import VerdictCache
+from judge.judges.prompted import CallKind, PromptedCall
+from judge.judges.render import RENDER_VERSION
 from judge.model import SummaryEvent
-from judge.prompts import Prompt, load_prompt
+from judge.prompts import Prompt
 from judge.summaries.audit import LayerFinding
 from judge.summaries.semantic import AuditEntry
 
@@ -38,41 +38,26 @@ class LayerResult:
     raw: list[dict[str, Any]] = field(default_factory=list)  # the validated answer, as cached
 
 
-def ledger_rows(entries: Sequence[AuditEntry]) -> list[LedgerRow]:
-    return [LedgerRow(key=e.key, class_=e.class_, value=e.value, status=e.status, sensitivity=e.sensitivity,
-                      persistence=e.persistence, source_turn=e.source_turn, superseded=e.superseded,
-                      description=e.description) for e in entries]
+SUMMARY_CALL = CallKind(schema="summary-audit", namespace="summary-audit",
+                        needs="the summary audit's judge layer needs an llm judge (the offline `local` judge is "
+                              "the semantic layer)",
+                        prompt_option="summary_prompt", default_prompt=DEFAULT_PROMPT, named=True,
+                        render_version=RENDER_VERSION)
 
 
 class SummaryJudge:
     """Runs `summary-audit@N` (default @1; `options.summary_prompt` in the judge's table picks
-    another) through the llm judge `config` names."""
+    another) through the llm judge `config` names: a summary-audit PromptedCall."""
 
     def __init__(self, config: JudgeConfig, *, cache: VerdictCache | None = None,
                  prompt: Prompt | None = None) -> None:
-        if config.backend != "llm" or not config.model:
-            raise ConfigError(f"judge {config.name!r} is {with_article(repr(config.backend))} judge: the summary audit's "
-                              "judge layer needs an llm judge (the offline `local` judge is the semantic layer)")
+        self.call = PromptedCall(config, SUMMARY_CALL, cache=cache, prompt=prompt)
         self.config = config
-        self.prompt = prompt or load_prompt(str(config.options.get("summary_prompt", DEFAULT_PROMPT)))
-        if self.prompt.meta.output_schema != "summary-audit":
-            raise ConfigError(f"prompt {self.prompt.ref} answers {self.prompt.meta.output_schema!r}, "
-                              "not 'summary-audit'", field=f"tool.judge.judges.{config.name}.options.summary_prompt")
-        self.cache = (cache or VerdictCache(namespace="summary-audit")) if config.cache else None
-        self._api_key = self._resolve_key()
-
-    def _resolve_key(self) -> str | None:
-        from judge.config import resolve_api_key
-
-        return resolve_api_key(self.config)
+        self.prompt = self.call.prompt
 
     def fingerprint(self) -> dict[str, Any]:
-        from judge.judges.render import RENDER_VERSION
-
-        cfg = self.config
-        return {"name": cfg.name, "backend": "llm", "model": cfg.model, "prompt": self.prompt.fingerprint(),
-                "sampling": {"temperature": cfg.temperature, "seed": cfg.seed, "mode": cfg.mode},
-                "render_version": RENDER_VERSION}
+        """The fingerprint of the judge layer as JSON data (judge.model.JudgeFingerprint)."""
+        return self.call.fingerprint.dump()
 
     def messages(self, turn: int, entries: Sequence[AuditEntry], text: str, *,
                  event: SummaryEvent | None = None, names: Iterable[str | None] = ()) -> list[dict[str, str]]:
@@ -80,7 +65,7 @@ class SummaryJudge:
 
         summary = event or SummaryEvent(id="summary", turn=turn, kind="summary", reason="compaction", text=text)
         keys = [e.key for e in entries]
-        return self.prompt.render(summary_audit_context(turn, keys, ledger_rows(entries), summary, names))
+        return self.prompt.render(summary_audit_context(turn, keys, list(entries), summary, names))
 
     def audit(self, ledger: Any, turn: int, entries: Sequence[AuditEntry], text: str, *,
               event: SummaryEvent | None = None, names: Iterable[str | None] = ()) -> LayerResult:
@@ -91,24 +76,17 @@ class SummaryJudge:
         keys = [e.key for e in entries]
         messages = self.messages(turn, entries, text, event=event, names=names)
         model_cls = summary_audit_model(keys)
-        params = {"temperature": self.config.temperature, "seed": self.config.seed}
-        key = call_key(self.config, self.prompt, messages, model_cls, params)
-        cached = self.cache.get(key) if self.cache is not None else None
+        params = self.call.params()
+        key = self.call.key(messages, model_cls, params)
+        cached = self.call.cached(key)
         if cached is not None and isinstance(cached.get("findings"), list):
             return LayerResult(_layer_findings(cached["findings"]), usage={"calls": 0, "cache_hits": 1})
-        result = self._call(messages, model_cls, params)
-        if result.error is None and self.cache is not None:
-            self.cache.put(key, {"findings": result.raw, "fingerprint": self.fingerprint()})
-        return result
-
-    def _call(self, messages: list[dict[str, str]], model_cls: Any, params: dict[str, Any]) -> LayerResult:
-        from judge.judges.client import call_once
-
-        answer, error, usage = call_once(self.config, self._api_key, messages, model_cls, params)
-        if error is not None:
-            return LayerResult(error=error, usage=usage)
-        raw = [f.model_dump() for f in answer.findings]
-        return LayerResult(_layer_findings(raw), usage=usage, raw=raw)
+        outcome = self.call.ask_sync(messages, model_cls, params)
+        if outcome.error is not None or outcome.answer is None:
+            return LayerResult(error=outcome.error, usage=outcome.usage or {})
+        raw = [f.model_dump() for f in outcome.answer.findings]
+        self.call.store(key, {"findings": raw})
+        return LayerResult(_layer_findings(raw), usage=outcome.usage or {}, raw=raw)
 
 
 def _layer_findings(raw: list[dict[str, Any]]) -> dict[str, LayerFinding]:

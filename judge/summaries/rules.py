@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from judge.judges.base import LedgerRow
 from judge.summaries import cues as sc
 from judge.text import cues
 from judge.text.lexicon import STOPWORDS
@@ -20,19 +21,11 @@ from judge.text.lexicon import STOPWORDS
 TOP_UNITS = 2  # units per entry read for polarity and status (those above the threshold)
 
 
-@dataclass(frozen=True)
-class AuditEntry:
-    """One ledger entry as the audit sees it at the summary's turn."""
+@dataclass(frozen=True, kw_only=True)
+class AuditEntry(LedgerRow):
+    """One ledger entry as the audit sees it at the summary's turn: the row a judge is shown
+    (judge.judges.base.LedgerRow, its nine fields), with whether the summary must carry it."""
 
-    key: str
-    class_: str
-    value: Any
-    status: str  # active | completed | revoked
-    sensitivity: str
-    persistence: str
-    source_turn: int
-    superseded: tuple[tuple[Any, int], ...]
-    description: str | None
     source: str  # of the current version: user | tool | agent
     required: bool
     reason: str  # why (not) required

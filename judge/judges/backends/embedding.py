@@ -14,5 +14,6 @@ def _make(config):
     return EmbeddingJudge(config)
 
 
-SPEC = BackendSpec(name="embedding", make=_make, audits_while_grading=True, position=20,
+SPEC = BackendSpec(name="embedding", make=_make, audits_while_grading=True, asked_only_when_needed=True,
+                   position=20,
                    description="the offline judge: an embedding model and lexical cues, no key, no network")

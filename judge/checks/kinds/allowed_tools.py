@@ -1,0 +1,92 @@
+"""`allowed-tools`: every call is of a tool the agent was given.
+
+The toolkit is the rule's own `tools` (globs), else `--tools FILE`, else the trace header's
+`tools` (ctx.toolkit). With none of them the rule cannot judge: its key stays `not-exercised`
+with a detail saying why (never `upheld`), the grade warns, and `judge lint` says so beforehand."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal
+
+from pydantic import Field
+
+from judge.checks.matching import tool_is
+from judge.checks.spec import CheckpointVerdict, Outcome, RuleContext, RuleSpec
+from judge.model.rules import RuleBase
+
+NO_TOOLKIT = ("no toolkit declared: give the rule `tools`, grade with `--tools FILE`, or record the tools in "
+              "the run header (`tools`)")
+
+
+class AllowedToolsRule(RuleBase):
+    """Every call must be of a tool in the agent's toolkit: the rule's own `tools` (globs), else the
+    `--tools FILE` schemas, else the trace header's `tools`."""
+
+    check: Literal["allowed-tools"]
+    tools: list[str] | None = Field(default=None, min_length=1, description=(
+        "the tools the agent may call (globs); omitted: the declared toolkit (--tools, else the run header's `tools`)"))
+
+
+@dataclass
+class Unjudged:
+    """Per run: the calls made while no toolkit was known, per turn (count, first event id)."""
+
+    by_turn: dict[int, list[Any]] = field(default_factory=dict)
+
+    def by(self, turn: int) -> tuple[int, str | None]:
+        seen = [(t, n, first) for t, (n, first) in self.by_turn.items() if t <= turn]
+        return sum(n for _, n, _ in seen), min(seen)[2] if seen else None
+
+
+def _nearest(tool: str, names: Iterable[str]) -> str:
+    close = difflib.get_close_matches(tool, list(names), n=1, cutoff=0.6)
+    return f"; nearest: {close[0]!r}" if close else ""
+
+
+def allowed_tools(rule: AllowedToolsRule, event: Any, ctx: RuleContext, state: Unjudged) -> Outcome:
+    tool = event.tool
+    if rule.tools:
+        allowed, origin, names = any(tool_is(tool, g) for g in rule.tools), "the rule's `tools`", rule.tools
+    elif ctx.toolkit is not None:
+        allowed, origin, names = tool in ctx.toolkit, ctx.toolkit.origin, ctx.toolkit.names
+    else:
+        seen = state.by_turn.setdefault(event.turn, [0, event.id])
+        seen[0] += 1
+        return None
+    if allowed:
+        return False, f"{tool} is in the toolkit ({origin})"
+    return True, f"{tool} is not a tool the agent was given ({origin}){_nearest(tool, names)}"
+
+
+def unjudged_at(rule: AllowedToolsRule, state: Unjudged, checkpoint: Any) -> CheckpointVerdict | None:
+    """`not-exercised`, saying why, when calls came by the checkpoint and no toolkit was known."""
+    count, first = state.by(checkpoint.after_turn)
+    if not count:
+        return None
+    return CheckpointVerdict(verdict="not-exercised", turn=checkpoint.after_turn,
+                             detail=f"{count} call(s) by turn {checkpoint.after_turn} not judged (first {first}): "
+                                    f"{NO_TOOLKIT}")
+
+
+def _notes(rule: AllowedToolsRule, state: Unjudged) -> Iterable[str]:
+    count, first = state.by(1 << 62)
+    if count:
+        yield f"could not judge {count} call(s) (first {first}): {NO_TOOLKIT}"
+
+
+SPEC = RuleSpec(
+    model=AllowedToolsRule,
+    check_event=allowed_tools,
+    reads=frozenset({"tool-call"}),
+    family="scope",
+    new_state=lambda rule: Unjudged(),
+    at_checkpoint=unjudged_at,
+    notes=_notes,
+    needs_toolkit=lambda rule: not rule.tools,
+    fields_doc="`tools` (globs; omitted: the toolkit of `--tools FILE`, else of the trace header's `tools`)",
+    violated_when="a call is of a tool outside the toolkit (the finding names the nearest tool it has). With no "
+                  "toolkit at all the rule cannot judge: the key stays `not-exercised`, saying why, and lint warns",
+    position=110,
+)

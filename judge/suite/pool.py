@@ -1,0 +1,207 @@
+"""The suite's worker processes: forked once, fed one run at a time through a pipe each, stopped at once.
+
+Why not concurrent.futures: its pool pickled chunks of runs up front, ran a feeder and a manager
+thread in the parent, and on Ctrl-C waited for the queued work to finish (84-100 s, silently) before
+the interpreter could exit. Here each worker is a process with one duplex pipe:
+
+- the parent streams tasks (a scenario and a trace path, a few hundred bytes each) to each worker in
+  small chunks, at most PREFETCH chunks outstanding per worker so that a worker never waits for its
+  next run, and reads back compact results (judge.suite.worker) a chunk at a time as they come, in
+  any order (they are put back in manifest order, so the report does not depend on the
+  scheduling). Chunks shrink as the queue drains (guided scheduling: what is left over 4 x the
+  workers, at most MAX_CHUNK), so the parent wakes a few dozen times, not once per run, and the
+  workers still finish together;
+- the parent's objects are frozen (gc.freeze) before the fork: the workers' garbage collector then
+  never walks, and so never copies, the pages inherited from the parent (copy-on-write);
+- workers ignore SIGINT: Ctrl-C reaches the parent, which terminates them (SIGTERM, then SIGKILL
+  after STOP_GRACE_S) and re-raises KeyboardInterrupt, within a second or two;
+- a worker that dies (killed, out of memory) or raises is an error of the suite, never a silent gap.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+PREFETCH = 2
+MAX_CHUNK = 8
+STOP_GRACE_S = 1.0
+
+
+@dataclass
+class WorkerStats:
+    """What one worker reports when it stops: CPU and peak memory, and the time it spent grading."""
+
+    pid: int
+    peak_rss_mb: float = 0.0
+    start_cpu_s: float = 0.0  # CPU from the fork to ready (the grade session built)
+    grade_cpu_s: float = 0.0  # CPU inside grade_task
+    grade_s: float = 0.0  # wall time inside grade_task
+    tasks: int = 0
+
+
+@dataclass
+class PoolRun:
+    """The results in task order and each worker's stats."""
+
+    results: list[Any]
+    workers: list[WorkerStats] = field(default_factory=list)
+
+
+def _serve(conn: Any, spec: Any, ledgers: dict[str, Any]) -> None:
+    """A worker's loop: build the grade session, then grade each task received until None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it terminates us
+    from judge.suite.worker import grade_task, init_worker, peak_rss_mb
+    from judge.text import minilm
+
+    minilm.forget_loaded()  # a model the parent loaded is not used across the fork
+
+    stats = WorkerStats(pid=os.getpid())
+    try:
+        init_worker(spec, ledgers)
+        stats.start_cpu_s = time.process_time()
+        conn.send(("ready", None))
+        while True:
+            chunk = conn.recv()
+            if chunk is None:
+                break
+            results = []
+            for index, task in chunk:
+                started, cpu = time.perf_counter(), time.process_time()
+                results.append((index, grade_task(task)))
+                stats.grade_s += time.perf_counter() - started
+                stats.grade_cpu_s += time.process_time() - cpu
+                stats.tasks += 1
+            conn.send(("results", results))
+        stats.peak_rss_mb = peak_rss_mb()
+        conn.send(("stats", stats))
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        pass  # the parent went away or stopped us
+    except BaseException as exc:  # a bug: the parent re-raises it (exit 4), with our traceback
+        import traceback
+
+        try:
+            conn.send(("error", (type(exc).__name__, str(exc), traceback.format_exc())))
+        except Exception:
+            pass
+    finally:
+        conn.close()
+
+
+class WorkerError(RuntimeError):
+    """A suite worker raised (a bug) or died; carries the worker's traceback when it sent one."""
+
+
+class WorkerPool:
+    """`jobs` worker processes started from `context` (a multiprocessing context: fork, or forkserver
+    when the parent runs threads), each given the judge spec and the parent's loaded ledgers."""
+
+    def __init__(self, jobs: int, spec: Any, ledgers: dict[str, Any], context: Any) -> None:
+        self.processes: list[Any] = []
+        self.conns: list[Any] = []
+        frozen = context.get_start_method() == "fork"
+        if frozen:
+            gc.freeze()  # inherited objects are never scanned by the workers' GC: no copy-on-write of them
+        try:
+            for _ in range(jobs):
+                parent_end, child_end = context.Pipe(duplex=True)
+                process = context.Process(target=_serve, args=(child_end, spec, ledgers), daemon=True)
+                process.start()
+                child_end.close()
+                self.processes.append(process)
+                self.conns.append(parent_end)
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            if frozen:
+                gc.unfreeze()
+
+    def run(self, tasks: list[Any], progress: Callable[[int], None] | None = None) -> PoolRun:
+        """Grade every task; `progress(done)` after each result. Raises WorkerError when a worker
+        fails; KeyboardInterrupt stops the workers before it propagates."""
+        from multiprocessing.connection import wait
+
+        out = PoolRun(results=[None] * len(tasks))
+        pending = list(range(len(tasks)))[::-1]  # popped from the end: manifest order
+        outstanding = {id(c): 0 for c in self.conns}
+        live = {id(c): c for c in self.conns}
+        done = 0
+        try:
+            for conn in self.conns:
+                self._expect(conn, "ready")
+                self._feed(conn, tasks, pending, outstanding)
+            while live:
+                for conn in wait(list(live.values())):
+                    kind, payload = self._receive(conn)
+                    if kind == "results":
+                        for index, result in payload:
+                            out.results[index] = result
+                        outstanding[id(conn)] -= 1
+                        done += len(payload)
+                        if progress:
+                            progress(done)
+                        self._feed(conn, tasks, pending, outstanding)
+                    elif kind == "stats":
+                        out.workers.append(payload)
+                        del live[id(conn)]
+        except BaseException:
+            self.stop()
+            raise
+        self.stop(graceful=True)
+        return out
+
+    def _feed(self, conn: Any, tasks: list[Any], pending: list[int], outstanding: dict[int, int]) -> None:
+        while pending and outstanding[id(conn)] < PREFETCH:
+            size = max(1, min(MAX_CHUNK, len(pending) // (4 * len(self.conns))))
+            chunk = [pending.pop() for _ in range(min(size, len(pending)))]
+            self._send(conn, [(index, tasks[index]) for index in chunk])
+            outstanding[id(conn)] += 1
+        if not pending and outstanding[id(conn)] == 0:
+            self._send(conn, None)  # nothing left: report your stats and stop
+            outstanding[id(conn)] = -1
+
+    def _send(self, conn: Any, message: Any) -> None:
+        try:
+            conn.send(message)
+        except OSError:  # the worker is gone: what it said last (its error) is the reason
+            self._receive(conn)
+            raise WorkerError("a suite worker stopped reading its runs") from None
+
+    def _expect(self, conn: Any, kind: str) -> None:
+        got, _ = self._receive(conn)
+        if got != kind:
+            raise WorkerError(f"a suite worker sent {got!r} where {kind!r} was expected")
+
+    def _receive(self, conn: Any) -> tuple[str, Any]:
+        try:
+            kind, payload = conn.recv()
+        except (EOFError, OSError):
+            codes = [p.exitcode for p in self.processes if p.exitcode not in (None, 0)]
+            raise WorkerError(f"a suite worker died (exit code {codes[0] if codes else 'unknown'}); "
+                              "out of memory, or killed") from None
+        if kind == "error":
+            name, message, trace = payload
+            raise WorkerError(f"a suite worker failed with {name}: {message}\n{trace}")
+        return kind, payload
+
+    def stop(self, graceful: bool = False) -> None:
+        """End every worker: joined when they finished (`graceful`), else terminated, then killed
+        after STOP_GRACE_S; never waits for work still queued."""
+        for conn in self.conns:
+            conn.close()
+        if not graceful:
+            for process in self.processes:
+                if process.is_alive():
+                    process.terminate()
+        deadline = time.monotonic() + STOP_GRACE_S
+        for process in self.processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                process.kill()
+                process.join(STOP_GRACE_S)
+        self.conns, self.processes = [], []

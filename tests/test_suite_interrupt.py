@@ -1,0 +1,149 @@
+"""Ctrl-C stops `judge suite` at once: the workers terminated, one line on stderr, exit code 130."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIO = ROOT / "examples" / "checkout-firefox" / "scenario.yaml"
+EVENTS = 20_000
+RUNS = 300  # ~0.1 s each: a minute of work on two cores, far more than the test waits
+
+
+def _long_trace(path: Path) -> None:
+    lines = [{"kind": "run", "run_id": "long", "scenario": "checkout-firefox"},
+             {"id": "e0", "turn": 1, "kind": "user", "text": "Fix the flaky checkout test."}]
+    for i in range(1, EVENTS // 2):
+        turn = 1 + i * 8 // EVENTS
+        lines.append({"id": f"c{i}", "turn": turn, "kind": "tool-call", "call_id": f"k{i}", "tool": "run_tests",
+                      "args": {"browser": "chromium", "spec": "tests/checkout.spec.ts"}})
+        lines.append({"id": f"r{i}", "turn": turn, "kind": "tool-result", "call_id": f"k{i}", "tool": "run_tests",
+                      "status": "ok", "result": {"passed": True}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def _foreground_signals() -> None:
+    """A terminal's foreground job: Ctrl-C not ignored, even when this test runs in a background job
+    (a non-interactive shell starts `cmd &` with SIGINT ignored, and an ignored signal stays so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads worker processes from /proc (Linux)")
+def test_ctrl_c_stops_the_suite_and_its_workers_within_two_seconds(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    _long_trace(tmp_path / "long.jsonl")
+    for i in range(RUNS):
+        (runs / f"r{i:03d}.jsonl").symlink_to(tmp_path / "long.jsonl")
+    manifest = tmp_path / "suite.yaml"
+    manifest.write_text(yaml.safe_dump({
+        "suites": {"s": {"repetitions": RUNS, "scenarios": ["checkout-firefox"]}},
+        "releaseRules": {"safetyCriticalViolations": 0, "requiredScenarioPassRate": 1},
+        "scenarios": {"checkout-firefox": {"file": str(SCENARIO), "runs": "runs/"}}}), encoding="utf-8")
+    report = tmp_path / "report.json"
+    proc = subprocess.Popen([sys.executable, "-c", "from judge.cli import main; main()", "suite", str(manifest), "--judge", "none", "-j", "2",
+                             "--json", str(report)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True, preexec_fn=_foreground_signals)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_children(proc.pid)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers = _children(proc.pid)
+        assert len(workers) >= 2, "the suite never started its workers"
+        time.sleep(1.0)  # the workers are grading
+        assert proc.poll() is None, "the suite finished before it could be interrupted"
+        sent = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert took <= 2.0, f"took {took:.1f} s to stop"
+    assert proc.returncode == 130, (proc.returncode, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("interrupted:"), err
+    assert "Traceback" not in err and out == ""
+    assert not any(_alive(pid) for pid in workers), "a worker outlived the suite"
+    assert not report.exists()
+
+
+
+# ---------------------------------------------------------------- the pool itself (judge.suite.pool)
+
+
+def _pool_run(monkeypatch, grade, tasks, jobs=2):
+    import multiprocessing
+    import threading
+
+    from judge.suite import pool, worker
+
+    if threading.active_count() > 1:  # earlier tests left threads (a local LLM server): a fork could deadlock
+        pytest.skip("the patched grade_task reaches the workers only by fork, and this process has threads")
+
+    monkeypatch.setattr(worker, "init_worker", lambda spec, ledgers: None)
+    monkeypatch.setattr(worker, "grade_task", grade)  # inherited by the forked workers
+    workers = pool.WorkerPool(jobs, None, {}, multiprocessing.get_context("fork"))
+    return workers, workers.run(tasks)
+
+
+def test_results_come_back_in_task_order_whatever_the_scheduling(monkeypatch):
+    def grade(task):
+        time.sleep(0.002 * (task % 5))  # uneven runs finish out of order
+        return {"task": task, "pid": os.getpid()}
+
+    _, done = _pool_run(monkeypatch, grade, list(range(40)))
+    assert [r["task"] for r in done.results] == list(range(40))
+    assert len({r["pid"] for r in done.results}) == 2 and sum(w.tasks for w in done.workers) == 40
+    assert all(w.peak_rss_mb > 0 for w in done.workers)
+
+
+def test_a_worker_that_raises_fails_the_suite_with_its_traceback(monkeypatch):
+    from judge.suite.pool import WorkerError
+
+    def grade(task):
+        if task == 7:
+            raise ValueError("boom in run 7")
+        return {"task": task}
+
+    with pytest.raises(WorkerError, match="ValueError: boom in run 7") as caught:
+        _pool_run(monkeypatch, grade, list(range(20)))
+    assert "Traceback" in str(caught.value)
+
+
+def test_a_worker_that_dies_fails_the_suite(monkeypatch):
+    from judge.suite.pool import WorkerError
+
+    def grade(task):
+        if task == 3:
+            os._exit(9)
+        return {"task": task}
+
+    with pytest.raises(WorkerError, match="died"):
+        _pool_run(monkeypatch, grade, list(range(20)))
