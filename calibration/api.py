@@ -28,29 +28,54 @@ class CalibrateResult(BaseModel):
 
 def calibrate_files(labels_path: str | Path, verdicts_path: str | Path, out_dir: str | Path,
                     name: str, *, target_precision: float = 0.95, floor: float = 0.80,
-                    seed: int = 0, n_boot: int = 1000, positive: str = "violated") -> CalibrateResult:
+                    seed: int = 0, n_boot: int = 1000, positive: str = "violated", cv: int | None = None,
+                    judge_fitted_on: str | None = None, judge_note: str | None = None) -> CalibrateResult:
     """Calibrate the judge of `verdicts_path` on `labels_path`; write out_dir/NAME.json and .png.
 
     The bias section of the record this one replaces is kept when it was measured for the same
     judge fingerprint and label set (the two gates may be measured in either order); otherwise the
-    new record has none."""
+    new record has none. When the labels declare splits, the count of reads of their test half and
+    the time of the first are carried over from the record this one replaces (any fingerprint, the
+    same label set): a test half read more than once is no longer quite held out, and the record
+    says so."""
     record = calibrate(read_labels(labels_path), read_verdicts(verdicts_path), name=name,
                        target_precision=target_precision, floor=floor, seed=seed, n_boot=n_boot,
-                       positive=positive)
-    kept = _current_bias(Path(out_dir) / f"{name}.json", record)
+                       positive=positive, cv=cv, judge_fitted_on=judge_fitted_on,
+                       judge_note=judge_note)
+    path = Path(out_dir) / f"{name}.json"
+    previous = _previous(path)
+    kept = _current_bias(previous, record)
     if kept is not None:
         record = with_bias_gate(record, kept)
+    record = _count_test_reads(previous, record)
     json_path, png_path = write_record(record, out_dir, name)
     return CalibrateResult(record=record, json_path=str(json_path), png_path=str(png_path))
 
 
-def _current_bias(path: Path, record: CalibrationRecord) -> BiasGate | None:
+def _previous(path: Path) -> CalibrationRecord | None:
     if not path.is_file():
         return None
     try:
-        previous = load_record(path)
+        return load_record(path)
     except CalibrationInputError:
         return None  # not a record: it is replaced, as before
+
+
+def _count_test_reads(previous: CalibrationRecord | None, record: CalibrationRecord) -> CalibrationRecord:
+    held = record.held_out
+    if held is None or held.figures != "test" or previous is None or previous.held_out is None:
+        return record
+    before = previous.held_out
+    if previous.labels_sha256 != record.labels_sha256 or before.figures != "test" or not before.test_reads:
+        return record
+    held = held.model_copy(update=dict(test_reads=before.test_reads + 1,
+                                       test_first_read_at=before.test_first_read_at or held.test_first_read_at))
+    return record.model_copy(update=dict(held_out=held))
+
+
+def _current_bias(previous: CalibrationRecord | None, record: CalibrationRecord) -> BiasGate | None:
+    if previous is None:
+        return None
     gate = previous.bias
     if gate is None or canonical_json(gate.fingerprint) != canonical_json(record.fingerprint):
         return None
