@@ -40,6 +40,11 @@ _EXPORTS = {
     "bias_gate": "calibration.bias",
     "flip_rate": "calibration.bias",
     "mcnemar_test": "calibration.bias",
+    "HeldOut": "calibration.splits",
+    "SplitFigures": "calibration.splits",
+    "CrossValidation": "calibration.splits",
+    "case_splits": "calibration.splits",
+    "cross_validate": "calibration.splits",
 }
 
 __all__ = sorted(_EXPORTS)
