@@ -184,3 +184,21 @@ def test_the_local_judges_record_says_which_figures_are_held_out():
     assert held["held_out"] == ["coverage", "review_precision"]
     assert set(record["splits"]) == {"dev", "test"}
     assert record["n"] == record["splits"]["test"]["n"]
+
+
+def test_fitted_on_states_what_the_judge_was_fitted_on_for_recorded_verdicts(tmp_path):
+    labels, verdicts = _set(dev_skill=0.9, test_skill=0.9)
+    lpath, vpath = tmp_path / "l.jsonl", tmp_path / "v.jsonl"
+    lpath.write_text("".join(l.model_dump_json(exclude_none=True) + "\n" for l in labels))
+    vpath.write_text("".join(v.model_dump_json() + "\n" for v in verdicts))
+    app = typer.Typer()
+    register(app)
+    base = ["calibrate", "--labels", str(lpath), "--verdicts", str(vpath), "--name", "j", "--n-boot", "50"]
+    unstated = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "a")], terminal_width=300)
+    assert unstated.exit_code == 0 and "Held out (if the judge's own parts" in unstated.output
+    stated = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "b"), "--fitted-on", "all"], terminal_width=300)
+    assert stated.exit_code == 0 and "Held out: coverage, review_precision." in stated.output
+    record = json.loads((tmp_path / "b" / "j.json").read_text())
+    assert record["held_out"]["judge_fitted_on"] == "all"
+    bad = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "c"), "--fitted-on", "some"])
+    assert bad.exit_code == 2 and "--fitted-on must be dev, all or none" in bad.output

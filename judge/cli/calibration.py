@@ -96,6 +96,10 @@ def calibrate_command(
     cv: Annotated[Optional[int], typer.Option(
         "--cv", metavar="K", help="Also K-fold figures, folds by scenario (of the dev split when the labels "
         "declare one): each fold's calibrator and review threshold fitted on the other folds.")] = None,
+    fitted_on: Annotated[Optional[str], typer.Option(
+        "--fitted-on", metavar="dev|all|none", help="What the judge's own rules, thresholds or examples were "
+        "fitted or written on (default: what the judge states; unstated with --verdicts): `all` leaves only "
+        "the calibrator's band on test held out.")] = None,
     json_path: JsonOption = None,
 ) -> None:
     """Measure a judge against human labels and write its calibration record (NAME.json, NAME.png).
@@ -135,6 +139,11 @@ def calibrate_command(
         verdicts = _run_judge_over_labels(labels, judge_object, scenarios, verdicts_out, out, name)
     if name is None:
         raise UsageError("give --name for a record made from --verdicts")
+    if fitted_on is not None:
+        if fitted_on not in ("dev", "all", "none"):
+            raise UsageError(f"--fitted-on must be dev, all or none; got {fitted_on!r}")
+        fitted = dict(judge_fitted_on=fitted_on, judge_note=fitted.get("judge_note")
+                      if fitted.get("judge_fitted_on") == fitted_on else None)
     refuse_overwriting_inputs([out / f"{name}.json", out / f"{name}.png", json_path], [labels, verdicts])
     result = calibrate_files(labels, verdicts, out, name, target_precision=target_precision,
                              floor=floor, seed=seed, n_boot=n_boot, positive=positive, cv=cv, **fitted)
@@ -193,9 +202,11 @@ def _render_held_out(console: Console, r: Any) -> None:
     else:
         reads = "read once" if held.test_reads == 1 else f"read {held.test_reads} times"
         console.print(f"The first table is the test split's ({held.test_cases} cases; dev "
-                      f"{held.dev_cases}), certified on test only; the test half was {reads}, first at "
-                      f"{held.test_first_read_at:%Y-%m-%d %H:%M} UTC.")
-        console.print(f"Held out: {escape(', '.join(held.held_out) or 'nothing')}.")
+                      f"{held.dev_cases}), certified on test only; the test half was {reads} (when: the "
+                      "record's held_out.test_first_read_at).")
+        unstated = " (if the judge's own parts were not fitted on test cases: unstated)" \
+            if held.judge_fitted_on is None else ""
+        console.print(f"Held out{unstated}: {escape(', '.join(held.held_out) or 'nothing')}.")
     if held.judge_fitted_on == "all":
         console.print(f"In-sample for the judge itself: {escape(held.judge_note or 'its parts were fitted on all cases')}.")
 
