@@ -78,3 +78,13 @@ def test_every_record_of_r_judge_reads_as_a_trace_and_scenario(tmp_path):
         scenario, trace = _write(folder, record)
         load_ledger(scenario)
         assert read_trace(trace)[1]
+
+
+def test_results_has_r_judge_and_summedits_figures_with_their_halves_named():
+    results = (Path(__file__).resolve().parents[1] / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8")
+    section = results[results.index("## " + rjudge_local.TITLE):]
+    section = section[:section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    assert "dev: even ids (284)" in section and "test: odd ids (held out)** (280)" in section
+    assert "GPT-4o (published)" in section
+    summedits = results[results.index("## The summary audit corrected, measured out of sample"):]
+    assert "evaluation (development)" in summedits and "**test (held out)**" in summedits
