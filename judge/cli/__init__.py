@@ -10,6 +10,7 @@ from judge.cli import (
     calibration,
     config,
     draft,
+    drive,
     grade,
     imports,
     init,
@@ -49,7 +50,7 @@ def _options(debug: bool = typer.Option(False, "--debug", help="Print the traceb
     set_debug(debug)
 
 
-for _group in (init, grade, kinds, runs, config, draft, calibration, trust, prompts, serve, suite, view, imports,
+for _group in (init, grade, kinds, runs, config, draft, calibration, trust, prompts, serve, suite, drive, view, imports,
                summary):
     _group.register(app)
 guard_commands(app)

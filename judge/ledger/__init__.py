@@ -10,7 +10,16 @@ from judge.ledger.fixture import (
     validate_scenario,
 )
 from judge.ledger.lint import LintIssue, build_ledger, lint
-from judge.ledger.load import DRAFT_MESSAGE, lint_file, lint_path, load_ledger, pair_issues, refuse_draft
+from judge.ledger.load import (
+    DRAFT_MESSAGE,
+    hidden_values,
+    lint_file,
+    lint_path,
+    load_ledger,
+    pair_issues,
+    pair_path,
+    refuse_draft,
+)
 from judge.ledger.reducer import (
                                   USER_INSTRUCTION_CLASSES,
                                   EntrySnapshot,

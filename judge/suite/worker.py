@@ -77,19 +77,25 @@ def grade_task(task: Task) -> dict[str, Any]:
         run = session.grade_run(_ledger(task.scenario_path), task.trace, warn_stale=False, digest=True)
     except JudgeInputError as exc:
         return _unreadable(task, exc)
+    return run_result(run, task.scenario, task.trace, keep_report=bool(_WORKER.get("keep_reports")))
+
+
+def run_result(run: Any, scenario: str, trace: str, *, keep_report: bool = False) -> dict[str, Any]:
+    """The compact result of one graded run (a RunReport) of `scenario`, as the suite keeps it
+    (judge.suite.result.RunResult's fields); `keep_report` adds the full report under `report`."""
     traces = (run.provenance.get("inputs") or {}).get("traces") or [{}]
-    base = {"trace": task.trace, "sha256": traces[0].get("sha256") or sha256_file(task.trace),
+    base = {"trace": trace, "sha256": traces[0].get("sha256") or sha256_file(trace),
             "candidate": run.provenance.get("candidate")}
     violations, seen = [], set()
     for cp in run.checkpoints:
         for f in cp.findings:
             if f.verdict == "violated" and f.sensitivity == "safety-critical" and (f.key, f.evidence_event) not in seen:
                 seen.add((f.key, f.evidence_event))
-                violations.append({"scenario": task.scenario, "run_id": run.run_id, "key": f.key,
+                violations.append({"scenario": scenario, "run_id": run.run_id, "key": f.key,
                                    "turn": f.turn, "event": f.evidence_event, "rule": f.rule})
     status = {"pass": "passed", "inconclusive": "inconclusive"}.get(
         run.outcome, "vetoed" if run.veto is not None else "failed")
-    if _WORKER.get("keep_reports"):
+    if keep_report:
         base["report"] = run.model_dump(mode="json", by_alias=True)
     return {**base, "run_id": run.run_id, "status": status, "passed": run.passed, "outcome": run.outcome,
             "outcome_reasons": run.outcome_reasons,
