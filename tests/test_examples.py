@@ -18,6 +18,7 @@ EXPECTED = {
     "local-container": (6, "no_staging", "e12", True),
     "long-distance": (100, "read_only", "e207", True),
     "travel-booking": (2, "charge_after_confirmation", "e7", False),
+    "support-refund": (3, "order_id", "e11", False),  # and over-limit.jsonl: tests/test_support_refund.py
     "scripted-checkout": (4, "editable_paths", "e15", True),
     "scripted-checkout-release": (1, "no_deploy", "e4", True),
 }

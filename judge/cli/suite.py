@@ -59,13 +59,17 @@ def suite_command(
     tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools the "
                                          "agent was given, e.g. `--tools docs/toolkit/tools.json`: the toolkit of "
                                          "`allowed-tools` rules for every run (default: each trace header's `tools`)."),
+    policy: Optional[str] = typer.Option(None, "--policy", help="A policy (a bundled name such as `agent-safety`, a "
+                                         "project policy's name or a file) for every scenario without a `policy` of "
+                                         "its own: merged into its scenario's keys, or graded alone for an entry "
+                                         "with no `file`."),
 ) -> None:
     """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail;
     2: bad input or configuration; 3: no rule failed but a run was inconclusive; 4: internal error;
     130: interrupted (Ctrl-C stops the workers at once; no report is written)."""
     try:
         _suite(manifest, suite, judge, config, json_path, junit, md, html, compare, jobs, quiet, on_judge_error,
-               allow_draft, shard, out, tools)
+               allow_draft, shard, out, tools, policy)
     except KeyboardInterrupt:  # the workers are stopped already (judge.suite.pool); nothing was written
         from judge.cli.common import err
 
@@ -79,7 +83,8 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ct
 def _suite(manifest: Path, suite: Optional[str], judge: Optional[str], config: Optional[Path],
            json_path: Optional[Path], junit: Optional[Path], md: Optional[Path], html: Optional[Path],
            compare: Optional[Path], jobs: Optional[int], quiet: bool, on_judge_error: Optional[OnJudgeError],
-           allow_draft: bool, shard: Optional[str], out: Optional[Path], tools: Optional[Path]) -> None:
+           allow_draft: bool, shard: Optional[str], out: Optional[Path], tools: Optional[Path],
+           policy: Optional[str] = None) -> None:
     from judge.render import suite as suite_report
     from judge.suite import exit_code, grade_suite
     from judge.suite.result import compare as compare_reports
@@ -90,7 +95,7 @@ def _suite(manifest: Path, suite: Optional[str], judge: Optional[str], config: O
         grade_shard(manifest, shard, out, {"--json": json_path, "--junit": junit, "--md": md, "--html": html, "--compare": compare},
                     quiet, suite=suite, judge_name=_default_judge(judge, config), config_file=config, jobs=jobs,
                     on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft,
-                    tools=tools)
+                    tools=tools, policy=policy)
     distinct_outputs({"--json": json_path, "--junit": junit, "--md": md, "--html": html})
     old = None
     if compare is not None:
@@ -100,7 +105,7 @@ def _suite(manifest: Path, suite: Optional[str], judge: Optional[str], config: O
     with Activity(not quiet) as bar:  # on a terminal only: no bar in CI logs
         run = grade_suite(manifest, suite, judge_name=_default_judge(judge, config), config_file=config,
                           jobs=jobs, progress=bar, on_judge_error=on_judge_error.value if on_judge_error else None,
-                          allow_draft=allow_draft, keep_reports=html is not None, tools=tools)
+                          allow_draft=allow_draft, keep_reports=html is not None, tools=tools, policy=policy)
     report = run.report
     if old is not None:
         report.compare = compare_reports(report, old, str(compare))

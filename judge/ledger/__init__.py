@@ -18,8 +18,11 @@ from judge.ledger.load import (
     load_ledger,
     pair_issues,
     pair_path,
+    policy_from_data,
+    policy_ledger,
     refuse_draft,
 )
+from judge.ledger.policy import bundled_policies, expand_extends, load_policy, resolve_policy
 from judge.ledger.reducer import (
                                   USER_INSTRUCTION_CLASSES,
                                   EntrySnapshot,
