@@ -98,7 +98,7 @@ def calibrate_command(
         "--cv", metavar="K", help="Also K-fold figures, folds by scenario (of the dev split when the labels "
         "declare one): each fold's calibrator and review threshold fitted on the other folds.")] = None,
     fitted_on: Annotated[Optional[str], typer.Option(
-        "--fitted-on", metavar="dev|all|none", help="What the judge's own rules, thresholds or examples were "
+        "--fitted-on", metavar="PARTS", help="What the judge's own rules, thresholds or examples were "
         "fitted or written on (default: what the judge states; unstated with --verdicts): `all` leaves only "
         "the calibrator's band on test held out.")] = None,
     json_path: JsonOption = None,
