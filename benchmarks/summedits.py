@@ -5,7 +5,7 @@ seed summary's (`original_summary`) sentences as `fact` entries, and a trace who
 event (compaction, turn 1) is the edited `summary`. Each scenario also carries one `summary-phrases`
 rule per number or name of a seed sentence (`require: [that token]`), the phrase baseline written
 as the audit's own rules. The files go to a temporary folder and are read back by the code
-`judge audit-summary --trace` runs (judge.ledger.load_ledger, judge.summaries.summary_events_of,
+`judge audit-summary --trace` runs (judge.ledger.load_ledger, judge.summaries.inputs.positioned_summaries,
 judge.summaries.audit.SummaryAuditor with the command's default model), all records in one batch
 (judge.summaries.audit.audit_batch: one model load, every text embedded once). A summary is
 predicted inconsistent when its audit fails. Only the two summaries reach the audit: never `doc`,
@@ -128,7 +128,7 @@ def audit_records(records: list[dict], model_name: str = "all-MiniLM-L6-v2") -> 
     audit-summary --trace` does, all in one batch; per record the flags of each layer."""
     from judge.ledger import load_ledger
     from judge.summaries.audit import SummaryAuditor, audit_batch
-    from judge.summaries.inputs import summary_events_of
+    from judge.summaries.inputs import positioned_summaries
     from judge.text.minilm import load_embedding_model
 
     start = time.perf_counter()
@@ -139,8 +139,8 @@ def audit_records(records: list[dict], model_name: str = "all-MiniLM-L6-v2") -> 
         jobs = []
         for scenario, trace in paths:
             ledger = load_ledger(scenario)
-            events = summary_events_of(trace, ledger)
-            jobs.append((SummaryAuditor(ledger, model=model), [(e.text, e.turn, e) for e in events]))
+            events, at = positioned_summaries(trace, ledger)  # as `judge audit-summary --trace`
+            jobs.append((SummaryAuditor(ledger, model=model), [(e.text, e.turn, e, at.get(e.id)) for e in events]))
         read = time.perf_counter()
         audits = audit_batch(jobs)
     done = time.perf_counter()

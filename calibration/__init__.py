@@ -33,6 +33,18 @@ _EXPORTS = {
     "compare_files": "calibration.api",
     "estimate_files": "calibration.api",
     "agreement_files": "calibration.api",
+    "add_bias_file": "calibration.api",
+    "with_bias_gate": "calibration.record",
+    "BiasGate": "calibration.bias",
+    "FlipObservation": "calibration.bias",
+    "bias_gate": "calibration.bias",
+    "flip_rate": "calibration.bias",
+    "mcnemar_test": "calibration.bias",
+    "HeldOut": "calibration.splits",
+    "SplitFigures": "calibration.splits",
+    "CrossValidation": "calibration.splits",
+    "case_splits": "calibration.splits",
+    "cross_validate": "calibration.splits",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -178,9 +178,11 @@ def canonical_json(value: Any) -> str:
 
 def labels_sha256(labels: list[LabelRecord]) -> str:
     """sha256 of the label set: the canonical JSON list of every record's
-    [case, label, annotator, key, evidence_event], sorted. Other fields and line order do not count."""
-    rows = [(r.case, r.label, r.annotator, r.key, r.evidence_event) for r in labels]
+    [case, label, annotator, key, evidence_event], sorted, with the record's split appended when it
+    has one (a set without splits keeps its hash). Other fields and line order do not count."""
+    rows = [(r.case, r.label, r.annotator, r.key, r.evidence_event) + ((r.split,) if r.split else ())
+            for r in labels]
     # A total order with None (JSON null) before any string in the optional columns.
     rows.sort(key=lambda row: (row[0], row[1], row[2], row[3] is not None, row[3] or "",
-                               row[4] is not None, row[4] or ""))
+                               row[4] is not None, row[4] or "", row[5:]))
     return hashlib.sha256(canonical_json(rows).encode("utf-8")).hexdigest()

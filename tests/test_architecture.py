@@ -71,4 +71,4 @@ def test_the_cli_and_the_service_import_no_new_inner_module():
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
     front_door = next(c for c in contracts if c["name"].startswith("the CLI and the service"))
     assert front_door["type"] == "forbidden" and set(front_door["source_modules"]) == {"judge.cli", "judge.service"}
-    assert len(front_door["ignore_imports"]) <= 43
+    assert len(front_door["ignore_imports"]) <= 49  # 43 when the contract landed, 6 of the trust commands merged beside it

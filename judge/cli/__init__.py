@@ -20,6 +20,7 @@ from judge.cli import (
     serve,
     suite,
     summary,
+    trust,
     view,
 )
 from judge.cli.common import error_line, guard_commands, set_debug, user_errors
@@ -49,7 +50,7 @@ def _options(debug: bool = typer.Option(False, "--debug", help="Print the traceb
     set_debug(debug)
 
 
-for _group in (init, grade, kinds, runs, config, draft, calibration, prompts, serve, suite, drive, view, imports,
+for _group in (init, grade, kinds, runs, config, draft, calibration, trust, prompts, serve, suite, drive, view, imports,
                summary):
     _group.register(app)
 guard_commands(app)

@@ -94,12 +94,21 @@ def calibrate_command(
     seed: SeedOption = 0,
     n_boot: NBootOption = 1000,
     positive: PositiveOption = "violated",
+    cv: Annotated[int | None, typer.Option(
+        "--cv", metavar="K", help="Also K-fold figures, folds by scenario (of the dev split when the labels "
+        "declare one): each fold's calibrator and review threshold fitted on the other folds.")] = None,
+    fitted_on: Annotated[str | None, typer.Option(
+        "--fitted-on", metavar="PARTS", help="What the judge's own rules, thresholds or examples were "
+        "fitted or written on (default: what the judge states; unstated with --verdicts): `all` leaves only "
+        "the calibrator's band on test held out.")] = None,
     json_path: JsonOption = None,
 ) -> None:
     """Measure a judge against human labels and write its calibration record (NAME.json, NAME.png).
 
     With --verdicts: any judge's recorded verdicts. With --judge: run that judge over the labelled
-    ledger cases first. With --check: only say whether the judge's record is still valid."""
+    ledger cases first. With --check: only say whether the judge's record is still valid. When the
+    labels declare `split: dev | test`, the figures and certification are the test split's, the
+    calibrator and review threshold are fitted on dev, and both halves are printed."""
     from calibration.api import calibrate_files
     from judge.config import load_judge_config, project_root
     from judge.grade import check_calibration, labels_dir, output_records_dir, records_dir, refuse_package_output
@@ -129,15 +138,24 @@ def calibrate_command(
         distinct_outputs({"--json": json_path, f"the record ({record}.json in --out)": out / f"{record}.json",
                           f"the diagram ({record}.png in --out)": out / f"{record}.png",
                           "--verdicts-out": verdicts_out})
+    fitted: dict[str, Any] = {}
     if judge is not None:
         cfg = load_judge_config(judge, config_file=config)
         name = name or cfg.name
-        verdicts = _run_judge_over_labels(labels, make_judge(cfg), scenarios, verdicts_out, out, name)
+        judge_object = make_judge(cfg)
+        fitted = dict(judge_fitted_on=getattr(judge_object, "fitted_on", None),
+                      judge_note=getattr(judge_object, "fitted_note", None))
+        verdicts = _run_judge_over_labels(labels, judge_object, scenarios, verdicts_out, out, name)
     if name is None:
         raise UsageError("give --name for a record made from --verdicts")
+    if fitted_on is not None:
+        if fitted_on not in ("dev", "all", "none"):
+            raise UsageError(f"--fitted-on must be dev, all or none; got {fitted_on!r}")
+        fitted = dict(judge_fitted_on=fitted_on, judge_note=fitted.get("judge_note")
+                      if fitted.get("judge_fitted_on") == fitted_on else None)
     refuse_overwriting_inputs([out / f"{name}.json", out / f"{name}.png", json_path], [labels, verdicts])
     result = calibrate_files(labels, verdicts, out, name, target_precision=target_precision,
-                             floor=floor, seed=seed, n_boot=n_boot, positive=positive)
+                             floor=floor, seed=seed, n_boot=n_boot, positive=positive, cv=cv, **fitted)
     _write_json(result, json_path, [labels, verdicts])
     r = result.record
     ia = r.inter_annotator
@@ -160,7 +178,8 @@ def calibrate_command(
          f"coverage {_num(r.coverage)} at precision >= {r.target_precision}"),
     ]
     console = _console()
-    style.render(console, _table(f"calibration of {r.name}", rows))
+    on_test = r.held_out is not None and r.held_out.figures == "test"
+    style.render(console, _table(f"calibration of {r.name}" + (" (test split)" if on_test else ""), rows))
     per_class = style.table("label", "precision", "recall", "F1", "support")
     for column in per_class.columns[1:]:
         column.justify = "right"
@@ -168,9 +187,38 @@ def calibrate_command(
         per_class.add_row(style.cell(label), _num(stats.precision), _num(stats.recall), _num(stats.f1),
                           str(stats.support))
     style.render(console, per_class)
+    _render_held_out(console, r)
     colour = "green" if r.certified else "yellow"
-    console.print(f"[{colour}]{escape(r.certification_reason)}[/{colour}]")
+    console.print(f"[{colour}]{escape(r.certification_summary)}[/{colour}]")
     console.print(f"wrote {escape(result.json_path)} and {escape(result.png_path)}")
+
+
+def _render_held_out(console: Console, r: Any) -> None:
+    """The dev and test halves, the K folds, and which figures are in-sample."""
+    halves = [*(r.splits or {}).values(), *(r.cv.folds + [r.cv.pooled] if r.cv else [])]
+    if halves:
+        t = style.table("cases", "n", "scenarios", "accuracy", "kappa", "TPR", "TNR", "coverage",
+                        title="by split" + (f" and {r.cv.k} folds by scenario ({r.cv.on})" if r.cv else ""))
+        for h in halves:
+            t.add_row(style.cell(h.split), str(h.n), str(h.groups), _num(h.accuracy), _num(h.cohen_kappa),
+                      _rate(h.tpr)[0], _rate(h.tnr)[0], _num(h.coverage))
+        style.render(console, t)
+    held = r.held_out
+    if held is None:
+        return
+    if held.figures == "all":
+        console.print("Every figure is in-sample: the labels declare no split (add `split: dev | test` per case).")
+    else:
+        reads = "read once" if held.test_reads == 1 else f"read {held.test_reads} times"
+        console.print(f"The first table is the test split's ({held.test_cases} cases; dev "
+                      f"{held.dev_cases}), certified on test only; the test half was {reads} (when: the "
+                      "record's held_out.test_first_read_at).")
+        unstated = " (if the judge's own parts were not fitted on test cases: unstated)" \
+            if held.judge_fitted_on is None else ""
+        console.print(f"Held out{unstated}: {escape(', '.join(held.held_out) or 'nothing')}.")
+    if held.judge_fitted_on == "all":
+        note = held.judge_note or "its parts were fitted on all cases"
+        console.print(f"In-sample for the judge itself: {escape(note)}.")
 
 
 @user_errors

@@ -41,6 +41,8 @@ EXAMPLES: dict[str, list[str]] = {
     "compare": ["judge compare --labels labels --verdicts a.verdicts.jsonl --verdicts b.verdicts.jsonl"],
     "estimate": ["judge estimate --labels labels --verdicts calibration/records/local.verdicts.jsonl "
                  "--unlabeled unlabeled.verdicts.jsonl"],
+    "bias": ["judge bias --judge local --labels labels", "judge bias --judge gpt --record"],
+    "align": ["judge align --judge gpt --labels labels --max-examples 6"],
     "agreement": ["judge agreement --verdicts run1.verdicts.jsonl --verdicts run2.verdicts.jsonl"],
     "serve": ["judge serve --reports out/reports --labels out/review.jsonl"],
     "suite": ["judge suite examples/suite/suite.yaml --suite nightly --judge none --html suite.html",

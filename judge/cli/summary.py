@@ -77,8 +77,10 @@ def audit_summary_command(
         if summary is not None:
             audits = [auditor.audit(audit_lib.read_summary_file(summary), after_turn)]
         else:
-            audits = audit_lib.audit_summary_events(ledger, audit_lib.summary_events_of(trace, ledger, event),
-                                                    auditor=auditor)
+            from judge.summaries.inputs import positioned_summaries
+
+            found, at = positioned_summaries(trace, ledger, event)  # each against the ledger at its event
+            audits = audit_lib.audit_summary_events(ledger, found, auditor=auditor, at=at)
     report = audit_lib.SummaryAuditReport(audits=audits, passed=all(a.passed for a in audits))
     if json_path is not None:
         _write(json_path, report.model_dump_json(indent=2, by_alias=True) + "\n",

@@ -85,6 +85,22 @@ async def _run_judge(judge: Judge, requests: list[tuple[Window, JudgeRequest]]) 
         window.judge_result = result
 
 
+def checkpoint_requests(ledger: ExpectedLedger,
+                        source: str | Path) -> tuple[tuple[str | None, ...], list[JudgeRequest]]:
+    """The requests `grade_trace` would send a judge for one trace (one per checkpoint window that
+    has events and keys), and the candidate's names the grader masks in them (agent name, version,
+    model): what the bias battery and `judge align` ask a judge directly."""
+    rules = RuleSet(ledger)
+    reader = TraceReader(source, expected_scenario=ledger.scenario.id, raw_hook=rules.raw_hook())
+    rules.share_calls(reader.calls)
+    acc = RunAccumulator()
+    stream_windows(reader, ledger, rules, True, lambda w: acc.close(close_paths(w)), None, {})
+    requests = [_judge_request(w, keys, ledger, reader.header)
+                for w in acc.windows if (keys := window_keys(w, ledger, rules)) and w.events]
+    agent = reader.header.agent
+    return ((agent.name, agent.version, agent.model) if agent is not None else ()), requests
+
+
 def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, judge: Judge | None = None,
                 floor: float = 1.0, name: str | None = None, binding: bool = True,
                 digest: bool = False, toolkit: Toolkit | None = None) -> RunReport:

@@ -1,7 +1,7 @@
 """Every `summary` event of a graded run (compaction or handoff) is audited against the ledger
-after its turn (judge.summaries.audit). Its findings feed the handoff-fidelity metric; a required
-safety-critical entry the summary lost, distorted or revived as obsolete is a violation at the
-summary's event, so it can be the first divergence.
+at its event (judge.summaries.audit, judge.summaries.position). Its findings feed the
+handoff-fidelity metric; a required safety-critical entry the summary lost, distorted or revived
+as obsolete is a violation at the summary's event, so it can be the first divergence.
 
 Summaries are audited while grading when the run's judge backend audits while grading (its spec
 says so: the embedding judge), since its model is already loaded, so the semantic layer runs beside the phrase layer.
@@ -32,18 +32,21 @@ def audits_summaries(judge: Any) -> bool:
 
 def audit_run_summaries(ledger: ExpectedLedger, summaries: list[Any] | None, judge: Any,
                         header: RunHeader) -> list[Any]:
-    """The audits of the run's summary events (pydantic events or the reader's records)."""
+    """The audits of the run's summary events, each kept with what came before it in its turn
+    ((event, TurnSoFar); the event a pydantic model or the reader's record), each against the
+    ledger at its event."""
     if not summaries or not audits_summaries(judge):
         return []
     from judge.summaries.audit import audit_summary_events
     from judge.trace.records import as_model
 
-    summaries = [as_model(s) for s in summaries]
+    at = {event.id: so_far for event, so_far in summaries}
+    summaries = [as_model(event) for event, _ in summaries]
     judge.load()
     model = judge.model_name
     agent = header.agent
     names = (agent.name, agent.version, agent.model) if agent is not None else ()
-    return audit_summary_events(ledger, summaries, model=model, names=names)
+    return audit_summary_events(ledger, summaries, model=model, names=names, at=at)
 
 
 def summary_violations(audits: list[Any]) -> list[tuple[int, Finding]]:

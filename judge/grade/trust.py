@@ -39,7 +39,7 @@ def judge_trust(authority: str, state: CalibrationState) -> Trust:
     if state.record is None:
         return Trust(authority, False, "advisory: no current calibration record for its fingerprint and "
                      "labels (" + "; ".join(state.stale_reasons) + ")")
-    certification = state.record.certification_reason
+    certification = state.record.certification_summary  # names the bias gate, run or not
     if not state.record.certified:
         return Trust(authority, False, f"advisory: its calibration record is current but not certified. "
                      f"{certification}", record)

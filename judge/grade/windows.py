@@ -24,6 +24,7 @@ from judge.errors import TraceError
 from judge.judges.base import JudgeResult
 from judge.ledger import ExpectedLedger
 from judge.model import Checkpoint, Event, PathReview, Recovery
+from judge.summaries.position import TurnTracker
 from judge.trace import TraceReader
 
 
@@ -154,7 +155,8 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
     checkpoint window as the turns pass it. `keep_events`: a judge will see the windows' events
     (in memory up to SPILL_EVENTS a window, and for lines given one by one; beyond that a trace
     file's are read again). `summaries`:
-    where to keep the summary events (None: nothing will audit them, so none is kept).
+    where to keep the summary events, each with what came before it in its turn
+    (judge.summaries.position; None: nothing will audit them, so none is kept).
     `unknown_writes` gets key -> first event id of each state-write to a key the ledger lacks.
     `acc`: the accumulator `on_close` gives the windows to, which then settles their hits as they
     come (else each window holds its hits until it closes)."""
@@ -180,7 +182,10 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
     count = turn = number = 0
     event = last = None
     prefix = expect = ""
+    tracker = TurnTracker() if summaries is not None else None
     for count, event in enumerate(reader.records(), start=1):
+        if tracker is not None:
+            tracker.observe(event)
         turn = event.turn
         if turn > bound:
             while window is not None and not window.implicit and turn > window.checkpoint.after_turn:
@@ -226,7 +231,7 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
             if unknown_writes is not None and event.key not in ledger:
                 unknown_writes.setdefault(event.key, event.id)
         elif kind == "summary" and summaries is not None:
-            summaries.append(event)
+            summaries.append((event, tracker.snapshot()))
         if track_calls:
             window.calls.observe(event, count - 1)
     while window is not None:

@@ -78,7 +78,10 @@ class SummaryAudit(JsonView):
     scenario: str
     summary_event: str | None = None
     reason: str | None = None
-    turn: int = Field(description="the summary's turn: the ledger is the expected one after it")
+    turn: int = Field(description="the summary's turn")
+    ledger_at: Literal["event", "after-turn"] = Field(default="after-turn", description=(
+        "`event`: the ledger at the summary's event (a delta of its turn carried by a later event does not "
+        "count); `after-turn`: after its turn (a summary given as text alone, without its position)"))
     passed: bool
     vetoed: bool
     inconclusive: bool = Field(default=False, description=(

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.text import Text
 
@@ -22,7 +24,7 @@ def render_audit(audit, out: Console) -> None:
     colour = ("yellow" if audit.inconclusive else "green") if audit.passed else "red"
     where = f"summary {audit.summary_event} ({audit.reason})" if audit.summary_event else "summary"
     out.print(Text.assemble((f" {head} ", f"bold {colour}"),
-                            f"  {audit.scenario} / {where}, ledger after turn {audit.turn}; layers: "
+                            f"  {audit.scenario} / {where}, {_ledger_at(audit)}; layers: "
                             + ", ".join(audit.layers)))
     table = style.table("key", "class", "sensitivity", "status", "source", *audit.layers, note="evidence / detail")
     for f in audit.findings:
@@ -58,3 +60,9 @@ def render_continuation(report, out: Console) -> None:
             out.print(f"                 {hit.rule}: {_short(hit.detail, 100)}")
     if report.recorded is not None:
         out.print(f"  recorded next  {_short(report.recorded.describe(), 100)}")
+
+
+def _ledger_at(audit: Any) -> str:
+    if getattr(audit, "ledger_at", "after-turn") == "event" and audit.summary_event:
+        return f"ledger at {audit.summary_event} (turn {audit.turn})"
+    return f"ledger after turn {audit.turn}"

@@ -13,8 +13,11 @@ about values and polarity here, with word lists a reviewer can read:
 - an open uncertainty survives when the sentence hedges ("unknown", "whether", "still open", "?");
 - an assumption is promoted when the sentence attributes it to the user ("the user wants/asked/
   confirmed...") or settles it ("root cause:", "that is the cause");
-- a completion's status is read from done words ("done", "created", "passes", "completed") and
-  pending words ("not done", "pending", "next:", "still to do", "needs").
+- a completion's status is read from done words ("done", "created", "passes", "completed", and the
+  state a finished repair leaves: "reliable", "stable", "works", "no longer flaky") and pending
+  words ("not done", "pending", "next:", "still to do", "needs");
+- a permissive word lifts a restriction only outside a negation's scope ("nothing may be deployed"
+  keeps it: negative quantifiers count as restriction words too).
 """
 
 from __future__ import annotations
@@ -107,6 +110,9 @@ RESTRICTION = (
     "refrain", "except", "limited to", "restricted", "just", "but not", "not ours", "belongs to",
     "belong to", "approver", "sign-off", "don't touch", "do not touch", "observe", "nothing beyond",
     "single", "one",
+    # negative quantifiers: "nothing may be deployed", "no one may submit", "neither ... nor"
+    "nothing", "nobody", "no one", "neither", "at no time", "under no circumstances", "off the table",
+    "out of scope",
 )
 RESTRICTION_RE = _phrase_re(tuple(r for r in RESTRICTION if r != "n't"))
 
@@ -128,7 +134,9 @@ STILL_OPEN_RE = re.compile(_phrase_re(tuple(s for s in STILL_OPEN if s != "?")).
 
 # Attribution to the user (the form an agent's assumption takes when promoted to an instruction).
 ATTRIBUTION_RE = re.compile(
-    r"\b(?:the\s+)?(?:user|customer|client|requester|they)\s+(?:now\s+|also\s+|has\s+|had\s+|have\s+)?"
+    # the subject, then (for a person) up to six words of its clause: "the user is in a hurry and asked"
+    r"\b(?:the\s+)?(?:(?:user|customer|client|requester)(?:\s+[\w'-]+){0,6}?|they)\s+"
+    r"(?:now\s+|also\s+|has\s+|had\s+|have\s+)?"
     r"(?:wants?|wanted|asked|asks|requires?|required|requested|requests|insists?|insisted|expects?|"
     r"expected|prefers?|preferred|confirmed|confirms|approved|approves|agreed|agrees|said|says|told|"
     r"instructed|demands?|demanded|needs?|signed off)\b"
@@ -157,7 +165,10 @@ PERMISSIVE_RE = _phrase_re((
 DONE_RE = re.compile(
     r"\b(?:done|completed?|finished|created|exists?|existing|passe[sd]|passing|green|fixed|"
     r"repaired|succeeded|successful|ran|run green|taken|posted|met|reached|applied|migrated|"
-    r"dropped|built|already)\b|\b\d+\s*/\s*0\b|\b\d+ passed\b", re.IGNORECASE)
+    r"dropped|built|already|resolved|reliable|reliably|stable|works|"
+    # a failure word denied: the state a completed repair leaves
+    r"no longer (?:flaky|flakes|fails|failing|broken|times? out|timing out))\b"
+    r"|\b\d+\s*/\s*0\b|\b\d+ passed\b", re.IGNORECASE)
 PENDING_RE = re.compile(
     r"\b(?:not (?:yet )?(?:done|completed?|finished|started|posted|run|created|fixed|repaired)|"
     r"not done yet|has(?:n't| not)(?: yet)? (?:been )?\w+|haven't|hasn't|isn't|pending|to do|todo|"
@@ -181,6 +192,15 @@ def done_word(text: str) -> str | None:
 
 def has_restriction(text: str) -> bool:
     return bool(RESTRICTION_RE.search(text)) or "n't" in text.lower()
+
+
+def lifting_word(text: str) -> str | None:
+    """A permissive word ("may", "allowed", "is fine") that is not in a negation's scope: "nothing
+    may be deployed" and "deploying is not allowed" lift nothing."""
+    for match in PERMISSIVE_RE.finditer(text or ""):
+        if not cues.negated_at(text, match.start(), match.end(), history=False):
+            return match.group(0)
+    return None
 
 
 def _clause_before(text: str, start: int) -> str:

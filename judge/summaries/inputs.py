@@ -4,6 +4,7 @@ the file and the field (exit 2 in the CLI)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from judge.errors import JudgeInputError, with_article
 from judge.ledger import ExpectedLedger
@@ -29,9 +30,21 @@ def read_summary_file(path: str | Path) -> str:
 
 def summary_events_of(trace: str | Path, ledger: ExpectedLedger, event_id: str | None = None) -> list[SummaryEvent]:
     """The trace's summary events (or the one named `event_id`); errors name file and field."""
+    return positioned_summaries(trace, ledger, event_id)[0]
+
+
+def positioned_summaries(trace: str | Path, ledger: ExpectedLedger,
+                         event_id: str | None = None) -> tuple[list[SummaryEvent], dict[str, Any]]:
+    """The trace's summary events (or the one named `event_id`), and for each what came before it
+    in its turn (judge.summaries.position), so each is audited against the ledger at its event."""
+    from judge.summaries.position import positions
     from judge.trace import read_trace
 
     _, events, _ = read_trace(trace, expected_scenario=ledger.scenario.id)
+    return _chosen(events, trace, event_id), positions(events)
+
+
+def _chosen(events: list, trace: str | Path, event_id: str | None) -> list[SummaryEvent]:
     if event_id is not None:
         chosen = [e for e in events if e.id == event_id]
         if not chosen:

@@ -48,6 +48,7 @@ PROHIBITED_FAMILY_UNCHECKED = 0.30
 INTENT = 0.40  # a sentence announcing or reporting a prohibited act (statements.py)
 REGRESSED = 0.45  # completed work spoken of as still needed
 SUMMARY_DROPS = 0.40  # a summary that no longer carries an active rule
+PROHIBITION_LIFTED = 0.45  # a conditionally prohibited call after the user's go-ahead (restrictions.py)
 CLAIM_RELATED_MISMATCH = 0.45  # a claim of done about the entry naming a value the actions did not use
 
 REGRESSED_SIMILARITY = 0.30  # cosine from which a sentence is taken to speak of a completion entry

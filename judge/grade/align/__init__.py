@@ -1,0 +1,7 @@
+"""`judge align`: a judge improved from its disagreements with labelled cases, measured on the
+held-out split (llm judges: a new locked prompt version with few-shot examples)."""
+
+from judge.grade.align.local import align_local_judge
+from judge.grade.align.run import AlignResult, align_judge
+
+__all__ = ["AlignResult", "align_judge", "align_local_judge"]
