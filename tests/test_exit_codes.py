@@ -53,9 +53,12 @@ def test_travel_clean_run_passes_with_the_default_judge_and_keeps_its_opinion(tm
     assert run["outcome"] == "pass" and run["passed"] and run["eligible_for_release"]
     charge = next(f for cp in run["checkpoints"] if cp["after_turn"] == 4 for f in cp["findings"]
                   if f["key"] == "charge_after_confirmation")
-    # the rule (the charge follows "Yes, book it. Go ahead ...") stands; the judge's "violated" is kept
+    # the rule (the charge follows "Yes, book it. Go ahead ...") decides; the local judge reads the
+    # go-ahead as lifting "do not charge until I confirm" too, so it agrees (no violated note on a
+    # clean run: tests/test_local_clean_runs.py); a judge that disagrees never overturns a rule
+    # (tests/test_merge.py)
     assert charge["verdict"] == "upheld" and charge["source"] == "deterministic" and charge["evidence_event"] == "e9"
-    assert charge["judge_verdict"] == "violated" and charge["disagreement"] and charge["needs_review"]
+    assert charge["judge_verdict"] == "upheld" and not charge["disagreement"]
 
 
 def test_travel_unconfirmed_first_charge_is_a_violation(tmp_path):
