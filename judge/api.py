@@ -15,31 +15,32 @@ from typing import Any, Iterable
 from judge.grade import GradeSession, SliceResult, exit_code, grade_trace, write_slice
 from judge.grade.judges_check import JudgeCheck, check_judges
 from judge.judges.base import Judge
-from judge.ledger import ExpectedLedger, LintIssue, load_ledger
+from judge.ledger import ExpectedLedger, LintIssue, load_ledger, policy_ledger
 from judge.model import GradeReport
 from judge.summaries.audit import SummaryAuditor, audit_summary, audit_summary_events
 from judge.trace.toolkit import Toolkit, read_toolkit
 
 __all__ = ["ExpectedLedger", "GradeSession", "JudgeCheck", "LintIssue", "SliceResult", "SummaryAuditor", "Toolkit",
            "audit_summary", "audit_summary_events", "check_judges", "exit_code", "format_schemas", "grade_paths",
-           "grade_trace", "lint_file", "load_ledger", "read_toolkit", "write_slice"]
+           "grade_trace", "lint_file", "load_ledger", "policy_ledger", "read_toolkit", "write_slice"]
 
 
 def lint_file(scenario: str | Path, traces: Iterable[str | Path] = (), *,
-              tools: str | Path | Toolkit | None = None) -> list[LintIssue]:
+              tools: str | Path | Toolkit | None = None, policy: bool = False) -> list[LintIssue]:
     """Every format and fixture error and warning of a scenario file (and whether its `pair` exists).
     With traces or `tools` (a `--tools FILE` or a Toolkit), also a warning for each rule whose tool
     or argument they do not know (with the nearest name), for a rule that needs a toolkit none
     declares, and for a trace outside the session its header names; with traces, for each
     `authorised` rule whose confirm phrase sits in the user message that stated its key (it never
-    counts as the confirmation). Each trace is read once for the targets. A FixtureError when the
-    file cannot be read, a JudgeInputError for an unreadable trace or tools file."""
+    counts as the confirmation). Each trace is read once for the targets. With `policy`, `scenario`
+    is a policy (a name or a file). A FixtureError when the file cannot be read, a JudgeInputError
+    for an unreadable trace or tools file."""
     from judge.checks.kinds.authorised import lint_confirmations
     from judge.checks.targets import lint_targets
     from judge.ledger import lint_path
 
     toolkit = read_toolkit(tools) if isinstance(tools, (str, Path)) else tools
-    ledger, lines, issues = lint_path(scenario)
+    ledger, lines, issues = lint_path(scenario, policy=policy)
     traces = list(traces)
     if ledger is not None and not any(i.level == "error" for i in issues):
         issues += lint_targets(ledger, traces, toolkit, lines)
@@ -48,15 +49,16 @@ def lint_file(scenario: str | Path, traces: Iterable[str | Path] = (), *,
     return issues
 
 
-def grade_paths(scenario: str | Path, traces: Iterable[str | Path | Any], *, judge: Judge | None = None,
+def grade_paths(scenario: str | Path | None, traces: Iterable[str | Path | Any], *, judge: Judge | None = None,
                 floor: float = 1.0, judge_name: str | None = None,
                 config_file: str | Path | None = None, allow_draft: bool = False,
-                tools: str | Path | Toolkit | None = None) -> GradeReport:
-    """Grade trace files against a scenario file with `judge` (None: deterministic checks only);
-    `tools`: the agent's toolkit (a `--tools FILE` or a Toolkit; default: each run header's `tools`)."""
+                tools: str | Path | Toolkit | None = None, policy: str | Path | None = None) -> GradeReport:
+    """Grade trace files against a scenario file, or against a policy (`policy`: a bundled name, a
+    project policy's name or a file; `scenario` None), with `judge` (None: deterministic checks
+    only); `tools`: the agent's toolkit (a `--tools FILE` or a Toolkit; default: each run header's)."""
     toolkit = read_toolkit(tools) if isinstance(tools, (str, Path)) else tools
     return GradeSession(judge, judge_name, config_file=config_file, toolkit=toolkit).grade_files(
-        scenario, traces, floor=floor, allow_draft=allow_draft)
+        scenario, traces, floor=floor, allow_draft=allow_draft, policy=policy)
 
 
 def format_schemas() -> dict[str, Any]:

@@ -64,7 +64,7 @@ def test_the_contract_page_lists_every_command_and_option_of_the_app():
     rows = {c.path: c for c in surface.commands()}
     assert {"judge", "judge grade", "judge suite", "judge prompts lock", "judge import otel"} <= set(rows)
     grade = rows["judge grade"]
-    assert grade.arguments == ["SCENARIO", "TRACE..."]
+    assert grade.arguments == ["SCENARIO", "[TRACE...]"]  # with --policy, every file is a trace
     assert {"--judge NAME", "--floor NUMBER", "-q, --quiet", "--json PATH", "-h, --help"} <= set(grade.options)
     assert "-V, --version" in rows["judge"].options
     page = CONTRACT.read_text(encoding="utf-8")

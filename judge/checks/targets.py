@@ -72,7 +72,7 @@ def add_paths(value: Any, into: set[str], prefix: str = "") -> None:
                     stack.append((path, sub))
 
 
-def collect(traces: Iterable[str | Path], scenario_id: str, toolkit: Toolkit | None) -> Known:
+def collect(traces: Iterable[str | Path], scenario_id: str | None, toolkit: Toolkit | None) -> Known:
     """One pass over each trace: the tools it called and their argument paths, what it wrote to
     memory, its header's `tools` and session; then the `--tools` schemas."""
     known = Known()
@@ -146,7 +146,7 @@ def lint_targets(ledger: ExpectedLedger, traces: Iterable[str | Path] = (), tool
     session their header names."""
     lines = lines or {}
     traces = list(traces)
-    known = collect(traces, ledger.scenario.id, toolkit) if traces or toolkit is not None else None
+    known = collect(traces, ledger.expected_scenario, toolkit) if traces or toolkit is not None else None
     issues: list[LintIssue] = []
 
     def warn(message: str, loc: tuple) -> None:

@@ -13,10 +13,30 @@ from rich.text import Text
 from judge.cli.common import OnJudgeError, console, refuse_overwriting_inputs, user_errors, write_output
 
 
+POLICY_HELP = ("A policy instead of a scenario: a bundled name (`agent-safety`), the name of a policy in the "
+               "project's policies/ folder, or a policy file. Every TRACE is graded against it, whatever "
+               "scenario its header names (or none).")
+
+
+def split_files(scenario: Path, traces: Optional[list[Path]], policy: Optional[str]
+                ) -> tuple[Optional[Path], list[Path]]:
+    """(the scenario, the traces) of `judge grade`'s files: with --policy every file is a trace."""
+    from judge.errors import UsageError
+
+    if policy is not None:
+        return None, [scenario, *(traces or [])]
+    if not traces:
+        raise UsageError("give a scenario file and at least one trace (or --policy POLICY and the traces)",
+                         field="TRACE")
+    return scenario, list(traces)
+
+
 @user_errors
 def grade(
-    scenario: Path = typer.Argument(..., help="Scenario file (YAML or JSON): the reviewed ledger."),
-    traces: list[Path] = typer.Argument(..., help="One or more JSONL traces of runs of that scenario."),
+    scenario: Path = typer.Argument(..., help="Scenario file (YAML or JSON): the reviewed ledger. With --policy, "
+                                    "the first trace: every file is then a trace."),
+    traces: Optional[list[Path]] = typer.Argument(None, help="One or more JSONL traces of runs of that scenario."),
+    policy: Optional[str] = typer.Option(None, "--policy", help=POLICY_HELP),
     judge: Optional[str] = typer.Option(None, "--judge", help="Judge for semantic keys: `none` "
                                         "(deterministic checks only) or a judge name from "
                                         "[tool.judge.judges]; default: [tool.judge].default, else the "
@@ -45,21 +65,23 @@ def grade(
                                          "docs/toolkit/tools.json`: the toolkit of `allowed-tools` rules for every "
                                          "run (default: each trace header's `tools`)."),
 ) -> None:
-    """Grade TRACE(s) against SCENARIO. Exit 0: all passed; 1: a veto or a failing run; 2: bad input,
-    usage or configuration; 3: no run failed but one is inconclusive; 4: internal error."""
-    from judge.api import GradeSession
+    """Grade TRACE(s) against SCENARIO, or against a policy (--policy) with no scenario at all. Exit 0: all
+    passed; 1: a veto or a failing run; 2: bad input, usage or configuration; 3: no run failed but one is
+    inconclusive; 4: internal error."""
+    from judge.api import GradeSession, read_toolkit
     from judge.cli.progress import Activity
     from judge.render import report as render
 
-    from judge.api import read_toolkit
-
-    inputs = [scenario, *traces, *([tools] if tools else [])]
+    scenario, traces = split_files(scenario, traces, policy)
+    policy_file = Path(policy) if policy is not None and Path(policy).is_file() else None
+    inputs = [scenario, policy_file, *traces, *([tools] if tools else [])]
     refuse_overwriting_inputs([json_path, junit, md, html], inputs)
     toolkit = read_toolkit(tools) if tools is not None else None
     with Activity(not quiet) as activity:
         session = GradeSession.open(judge, config_file=config,
                                     on_judge_error=on_judge_error.value if on_judge_error else None, toolkit=toolkit)
-        result = session.grade_files(scenario, traces, floor=floor, allow_draft=allow_draft, progress=activity)
+        result = session.grade_files(scenario, traces, floor=floor, allow_draft=allow_draft, progress=activity,
+                                     policy=policy)
     for path, text in ((json_path, render.to_json), (junit, render.to_junit), (md, render.to_markdown)):
         if path:
             write_output(path, text(result), inputs)
@@ -77,18 +99,23 @@ def grade(
 
 
 @user_errors
-def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check."),
+def lint_cmd(scenario: Optional[Path] = typer.Argument(None, help="Scenario file to check (with --policy: a trace, "
+                                                      "if any)."),
              traces: Optional[list[Path]] = typer.Argument(None, help="Traces of the scenario (optional): also "
                                                            "warn for each rule whose tool or argument no trace "
                                                            "calls (with the nearest name), and when a confirm "
                                                            "phrase of an `authorised` rule sits in the user message "
                                                            "that states its key."),
+             policy: Optional[str] = typer.Option(None, "--policy", help="Check a policy instead of a scenario: a "
+                                                  "bundled name (`agent-safety`), a project policy's name or a "
+                                                  "policy file."),
              tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools "
                                                   "the agent was given, e.g. `--tools docs/toolkit/tools.json`: also "
                                                   "warn for each rule whose tool or argument they do not declare "
                                                   "(with the nearest name).")
              ) -> None:
-    """Report every format and fixture error (exit 2) and warn about what would guard silently: safety-critical
+    """Report every format and fixture error of a scenario or a policy (exit 2) and warn about what would guard
+    silently: safety-critical
     keys no rule guards (or only summary rules), rules that stop at a session's end and, given traces or
     --tools, rules whose tool or argument matches nothing there (with the nearest name), and confirm phrases in
     the message that states a guarded key; on a draft (`draft: true`), list what its reviewer should check."""
@@ -96,13 +123,21 @@ def lint_cmd(scenario: Path = typer.Argument(..., help="Scenario file to check."
     from judge.draft import review_notes
     from judge.errors import FixtureError
 
+    from judge.errors import UsageError
+    from judge.ledger import resolve_policy
+
     out = console()
-    issues = lint_file(scenario, traces or (), tools=tools)
+    files = [p for p in (scenario, *(traces or [])) if p is not None]
+    if policy is None and not files:
+        raise UsageError("give a scenario file (or --policy POLICY)", field="SCENARIO")
+    scenario = resolve_policy(policy) if policy is not None else files.pop(0)
+    issues = lint_file(scenario, files, tools=tools, policy=policy is not None)
     errors = [i for i in issues if i.level == "error"]
-    try:
-        issues += review_notes(scenario)  # none unless the file is an unreviewed draft
-    except FixtureError:
-        pass  # a file that breaks its format: the errors above come first
+    if policy is None:
+        try:
+            issues += review_notes(scenario)  # none unless the file is an unreviewed draft
+        except FixtureError:
+            pass  # a file that breaks its format: the errors above come first
     for issue in issues:
         colour = {"error": "red", "warning": "yellow"}.get(issue.level, "cyan")
         out.print(Text.assemble((f"{issue.level}: ", colour), issue.render(str(scenario))), soft_wrap=True)

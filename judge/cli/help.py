@@ -26,9 +26,11 @@ EXAMPLE_HEADING = "Example:"
 EXAMPLES: dict[str, list[str]] = {
     "grade": ["judge grade docs/tour/scenario.yaml docs/tour/drift.jsonl --judge none --html run.html",
               "judge grade docs/toolkit/scenario.yaml docs/toolkit/drift.jsonl --tools docs/toolkit/tools.json "
-              "--judge none"],
+              "--judge none",
+              "judge grade --policy agent-safety docs/toolkit/drift.jsonl --tools docs/toolkit/tools.json --judge none"],
     "lint": ["judge lint examples/travel-booking/scenario.yaml examples/travel-booking/drift.jsonl",
-             "judge lint docs/toolkit/typo.yaml --tools docs/toolkit/tools.json"],
+             "judge lint docs/toolkit/typo.yaml --tools docs/toolkit/tools.json",
+             "judge lint --policy agent-safety --tools docs/toolkit/tools.json"],
     "ledger": ["judge ledger docs/tour/scenario.yaml --turn 2"],
     "schema": ["judge schema scenario"],
     "rules": ["judge rules", "judge rules --markdown"],
@@ -41,7 +43,8 @@ EXAMPLES: dict[str, list[str]] = {
     "agreement": ["judge agreement --verdicts run1.verdicts.jsonl --verdicts run2.verdicts.jsonl"],
     "serve": ["judge serve --reports out/reports --labels out/review.jsonl"],
     "suite": ["judge suite examples/suite/suite.yaml --suite nightly --judge none --html suite.html",
-              "judge suite docs/toolkit/suite.yaml --tools docs/toolkit/tools.json --judge none"],
+              "judge suite docs/toolkit/suite.yaml --tools docs/toolkit/tools.json --judge none",
+              "judge suite docs/toolkit/suite.yaml --policy agent-safety --tools docs/toolkit/tools.json --judge none"],
     "slice": ["judge slice report.json --run checkout-firefox-r06 -o slice/"],
     "view": ["judge view --open", "judge view out/reports"],
     "audit-summary": ["judge audit-summary examples/account-twice/scenario.yaml "
@@ -57,7 +60,7 @@ EXAMPLES: dict[str, list[str]] = {
 
 # Placeholders by option name, where the type alone says too little.
 NAMED = {"--judge": "NAME", "--suite": "NAME", "--name": "NAME", "--annotator": "NAME", "--run": "RUN_ID",
-         "--event": "EVENT_ID", "--host": "ADDRESS", "--agent": "COMMAND"}
+         "--event": "EVENT_ID", "--host": "ADDRESS", "--agent": "COMMAND", "--policy": "POLICY"}
 TYPES = {int: "INTEGER", float: "NUMBER", str: "TEXT", bool: "BOOLEAN"}
 
 

@@ -59,6 +59,10 @@ def suite_command(
     tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools the "
                                          "agent was given, e.g. `--tools docs/toolkit/tools.json`: the toolkit of "
                                          "`allowed-tools` rules for every run (default: each trace header's `tools`)."),
+    policy: Optional[str] = typer.Option(None, "--policy", help="A policy (a bundled name such as `agent-safety`, a "
+                                         "project policy's name or a file) for every scenario without a `policy` of "
+                                         "its own: merged into its scenario's keys, or graded alone for an entry "
+                                         "with no `file`."),
 ) -> None:
     """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail;
     2: bad input or configuration; 3: no rule failed but a run was inconclusive; 4: internal error;
@@ -90,7 +94,7 @@ def _suite(manifest: Path, suite: Optional[str], judge: Optional[str], config: O
         grade_shard(manifest, shard, out, {"--json": json_path, "--junit": junit, "--md": md, "--html": html, "--compare": compare},
                     quiet, suite=suite, judge_name=_default_judge(judge, config), config_file=config, jobs=jobs,
                     on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft,
-                    tools=tools)
+                    tools=tools, policy=policy)
     old = None
     if compare is not None:
         old = read_json_file(compare, "a JSON suite report")
@@ -99,7 +103,7 @@ def _suite(manifest: Path, suite: Optional[str], judge: Optional[str], config: O
     with Activity(not quiet) as bar:  # on a terminal only: no bar in CI logs
         run = grade_suite(manifest, suite, judge_name=_default_judge(judge, config), config_file=config,
                           jobs=jobs, progress=bar, on_judge_error=on_judge_error.value if on_judge_error else None,
-                          allow_draft=allow_draft, keep_reports=html is not None, tools=tools)
+                          allow_draft=allow_draft, keep_reports=html is not None, tools=tools, policy=policy)
     report = run.report
     if old is not None:
         report.compare = compare_reports(report, old, str(compare))

@@ -107,15 +107,16 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
     `provenance.judge` is `fingerprint`; its `provenance.inputs` is `inputs` when given, else, for a
     trace file read with `digest`, `scenario` and the trace's sha256 computed while reading it."""
     rules = RuleSet(ledger, toolkit=toolkit)
-    reader = TraceReader(source, name=name, expected_scenario=ledger.scenario.id, raw_hook=rules.raw_hook(),
+    reader = TraceReader(source, name=name, expected_scenario=ledger.expected_scenario, raw_hook=rules.raw_hook(),
                          digest=digest)
     rules.share_calls(reader.calls)
     rules.read_header(reader.header)
     acc = RunAccumulator()
     summaries: list | None = [] if audits_summaries(judge) else None  # kept only when audited
     unknown: dict[str, str] = {}
+    # A policy names no keys of an agent's own memory: its writes are no typos of ledger keys.
     count = stream_windows(reader, ledger, rules, judge is not None, lambda w: acc.close(close_paths(w)),
-                            summaries, unknown)
+                            summaries, unknown if ledger.policy is None else None)
     keys_by_window = [window_keys(w, ledger, rules) for w in acc.windows]
     # The embedding judge only when a key needs it (judge.grade.consult): else its model never loads.
     if judge is not None and (not consulted_only_when_needed(judge)

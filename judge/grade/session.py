@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from judge.config import GradePolicy, grade_policy, load_judge_config, project_root
-from judge.errors import ConfigError
+from judge.errors import ConfigError, UsageError
 from judge.grade.calibration import CalibrationState, apply_record, calibration_state, labels_dir, records_dir
 from judge.grade.outcome import REVIEW_FAILS, combine, settle
 from judge.grade.provenance import input_file
 from judge.grade.run import assess_trace
 from judge.grade.trust import Trust, judge_trust
 from judge.judges.base import Judge
-from judge.ledger import ExpectedLedger, load_ledger
+from judge.ledger import ExpectedLedger, load_ledger, policy_ledger
 from judge.model import GradeReport, InputFile, Inputs, JudgeFingerprint, ReportJudge, RunReport, as_fingerprint
 from judge.trace.toolkit import Toolkit
 
@@ -108,18 +108,24 @@ class GradeSession:
             run.warnings.append(REVIEW_FAILS)
         return run
 
-    def grade_files(self, scenario: str | Path, traces: Iterable[str | Path | Any], *,
+    def grade_files(self, scenario: str | Path | None, traces: Iterable[str | Path | Any], *,
                     floor: float = 1.0, allow_draft: bool = False,
-                    progress: Callable[[int, int], None] | None = None) -> GradeReport:
-        """Grade trace files against a scenario file, with the sha256 of each input in provenance
-        (an unreviewed draft scenario is refused unless `allow_draft`). `progress(done, total)` is
+                    progress: Callable[[int, int], None] | None = None,
+                    policy: str | Path | None = None) -> GradeReport:
+        """Grade trace files against a scenario file, or against a policy (`policy`: a bundled name,
+        a project policy's name or a file, with `scenario` None), with the sha256 of each input in
+        provenance (an unreviewed draft is refused unless `allow_draft`). `progress(done, total)` is
         called before the first run and after each."""
-        ledger = load_ledger(scenario, allow_draft=allow_draft)
+        if (scenario is None) == (policy is None):
+            raise UsageError("grade against a scenario or a policy, not both (a scenario may `extends:` policies)"
+                             if scenario is not None else "grade against a scenario or a policy: neither was given")
+        ledger = policy_ledger(policy, allow_draft=allow_draft) if policy is not None else \
+            load_ledger(scenario, allow_draft=allow_draft)
         traces = list(traces)
         runs = []
         if progress:
             progress(0, len(traces))
-        scenario_input = InputFile(**input_file(scenario))
+        scenario_input = InputFile(**input_file(ledger.policy if policy is not None else scenario))
         for trace in traces:
             # a trace file is hashed while it is graded (one read), not by a second pass over it
             is_file = isinstance(trace, (str, Path))

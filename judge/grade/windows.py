@@ -45,6 +45,7 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
     nothing will audit them, so none is kept). `unknown_writes` gets key -> first event id of each
     state-write to a key the ledger lacks."""
     cps = checkpoints(ledger)
+    every_turn = ledger.every_turn  # a policy graded alone: an implicit checkpoint ends every turn
     track_calls = any(cp.allowed_actions or cp.forbidden_paths for cp in cps)
     observe = rules.observe
     idx, prev_turn = 0, -1
@@ -62,9 +63,13 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
                 prev_turn = window.checkpoint.after_turn
                 idx += 1
                 window = Window(cps[idx], from_turn=prev_turn + 1) if idx < len(cps) else None
+            if window is not None and window.implicit and every_turn:
+                _close(window, on_close)
+                prev_turn, window = window.checkpoint.after_turn, None
             if window is None:
                 window = Window(Checkpoint(after_turn=turn), implicit=True, from_turn=prev_turn + 1)
-            bound = (1 << 62) if window.implicit else window.checkpoint.after_turn
+            bound = turn if every_turn and window.implicit else (1 << 62) if window.implicit \
+                else window.checkpoint.after_turn
             ids, hits = window.ids, window.hits
         if not ids:
             window.first_index = count - 1

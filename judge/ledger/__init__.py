@@ -10,7 +10,17 @@ from judge.ledger.fixture import (
     validate_scenario,
 )
 from judge.ledger.lint import LintIssue, build_ledger, lint
-from judge.ledger.load import DRAFT_MESSAGE, lint_file, lint_path, load_ledger, pair_issues, refuse_draft
+from judge.ledger.load import (
+    DRAFT_MESSAGE,
+    lint_file,
+    lint_path,
+    load_ledger,
+    pair_issues,
+    policy_from_data,
+    policy_ledger,
+    refuse_draft,
+)
+from judge.ledger.policy import bundled_policies, expand_extends, load_policy, resolve_policy
 from judge.ledger.reducer import (
                                   USER_INSTRUCTION_CLASSES,
                                   EntrySnapshot,

@@ -105,6 +105,18 @@ class ExpectedLedger:
     def __init__(self, scenario: Scenario, keys: dict[str, KeyHistory]) -> None:
         self.scenario = scenario
         self.keys = keys
+        self.policy: str | None = None  # the policy file, when graded as a policy alone (--policy)
+        self.origins: dict[str, str] = {}  # key -> the policy file it was inherited from (`extends`)
+
+    @property
+    def every_turn(self) -> bool:
+        """Whether a checkpoint is implied at the end of every turn (a policy graded alone)."""
+        return self.policy is not None and not self.scenario.checkpoints
+
+    @property
+    def expected_scenario(self) -> str | None:
+        """The scenario id a trace's header must name (None for a policy: it grades any trace)."""
+        return None if self.policy is not None else self.scenario.id
 
     def __contains__(self, key: str) -> bool:
         return key in self.keys

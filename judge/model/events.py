@@ -26,7 +26,8 @@ class RunHeader(Strict):
 
     kind: Literal["run"]
     run_id: str = Field(min_length=1)
-    scenario: str = Field(min_length=1)
+    scenario: str | None = Field(default=None, min_length=1, description=(
+        "the scenario this run is of; optional for a trace graded against a policy (`--policy`)"))
     trace_id: str | None = None
     task_id: str | None = None
     session: str | None = Field(default=None, description="the scenario session this run is")

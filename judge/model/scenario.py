@@ -98,6 +98,9 @@ class Scenario(Strict):
     draft: bool = Field(default=False, description=(
         "true in a scenario `judge draft` proposed and no one has reviewed yet: grading refuses it "
         "(unless --allow-draft) until a reviewer removes the line"))
+    extends: list[str] = Field(default_factory=list, description=(
+        "policies whose entries (holding from turn 0) and rules this scenario adds to its own: a bundled "
+        "name (`agent-safety`) or a path relative to this file; a key defined twice is an error"))
     sessions: list[Session] = Field(default_factory=list, description=(
         "for a scenario spanning several runs: `session` persistence ends with its session"))
     ledger: list[LedgerEntry] = Field(default_factory=list)

@@ -19,6 +19,7 @@ from judge.model.events import (
     ToolResultEvent,
     UserEvent,
 )
+from judge.model.policy import Policy
 from judge.model.report import GradeReport, JudgeVerdict
 from judge.model.rules import Rule
 from judge.model.scenario import Checkpoint, Delta, LedgerEntry, Scenario, Session
@@ -26,6 +27,7 @@ from judge.model.tools import ToolSchema, ToolsFile
 
 SCHEMAS: dict[str, type[BaseModel] | Any] = {
     "scenario": Scenario,
+    "policy": Policy,
     "ledger-entry": LedgerEntry,
     "delta": Delta,
     "checkpoint": Checkpoint,

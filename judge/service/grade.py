@@ -16,12 +16,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from judge.errors import FixtureError, JudgeInputError
 from judge.model import GradeReport
 
 SCENARIO_NAME = "request.scenario"
+POLICY_NAME = "request.policy"
 
 
 class GradeRequest(BaseModel):
@@ -29,9 +30,16 @@ class GradeRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    scenario: dict[str, Any] | str = Field(
+    scenario: dict[str, Any] | str | None = Field(
+        default=None,
         description="The scenario (the reviewed ledger fixture) as a JSON object, or the text of a "
-                    "scenario file (YAML or JSON; errors then name its lines).")
+                    "scenario file (YAML or JSON; errors then name its lines). Its `extends` may name bundled "
+                    "policies only. Omitted: give `policy`.")
+    policy: dict[str, Any] | str | None = Field(
+        default=None,
+        description="Grade against a policy instead of a scenario (`judge grade --policy`): a bundled policy's "
+                    "name (`agent-safety`) or the policy as a JSON object (its `extends` may name bundled policies "
+                    "only). Never a path: a request does not make the server read a file of its choosing.")
     traces: list[list[dict[str, Any]] | str] = Field(
         min_length=1,
         description="One entry per run: a list of the run header then its events (parsed JSONL "
@@ -57,6 +65,12 @@ class GradeRequest(BaseModel):
         default=None,
         description="What a key only a judge could decide does to its run when the judge gave no verdict: "
                     "`inconclusive` (exit code 3) or `ignore`; omitted: the server's [tool.judge].on_judge_error.")
+
+    @model_validator(mode="after")
+    def _scenario_or_policy(self) -> "GradeRequest":
+        if (self.policy is None) == (self.scenario is None):
+            raise ValueError("give `scenario` or `policy` (one of them)")
+        return self
 
     @field_validator("trace_names")
     @classmethod
@@ -155,12 +169,21 @@ def request_ledger(request: GradeRequest):
     scenario text, the line) just as `judge lint` would."""
     from judge.ledger import build_ledger, refuse_draft, validate_scenario
 
+    from judge.ledger import expand_extends, policy_from_data, policy_ledger
+
     name = request.scenario_name or SCENARIO_NAME
     allow_draft = getattr(request, "allow_draft", False)  # the audit endpoint's requests have no such flag
+    policy = getattr(request, "policy", None)
+    if isinstance(policy, str):
+        return policy_ledger(policy, allow_draft=allow_draft, paths=False)
+    if isinstance(policy, dict):
+        return policy_from_data(policy, request.scenario_name or POLICY_NAME, allow_draft=allow_draft)
     if isinstance(request.scenario, str):
         return _ledger_from_text(request.scenario, name, allow_draft)
     scenario = validate_scenario(request.scenario, name)
-    ledger = build_ledger(scenario, None, file=name)
+    inherited = expand_extends(scenario, name, paths=False)
+    ledger = build_ledger(inherited.scenario, None, file=name)
+    ledger.origins = inherited.origins
     if not allow_draft:
         refuse_draft(scenario, file=name)
     return ledger
@@ -203,7 +226,7 @@ def _text_ledger(text: str, allow_draft: bool = False):
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        return load_ledger(tmp, allow_draft=allow_draft)
+        return load_ledger(tmp, allow_draft=allow_draft, policy_paths=False)
     finally:
         Path(tmp).unlink(missing_ok=True)
 
@@ -237,7 +260,14 @@ def grade_request(request: GradeRequest, pool: JudgePool) -> Graded:
                            authority=pool.authority(judge_name) if judge_name else None,
                            on_judge_error=request.on_judge_error)
     names = request.trace_names or [f"traces[{i}]" for i in range(len(request.traces))]
-    scenario_input = _input(request.scenario, request.scenario_name or SCENARIO_NAME)
+    if isinstance(request.policy, str):  # a bundled policy: its file, as `judge grade --policy` names it
+        from judge.grade import input_file
+
+        scenario_input = input_file(ledger.policy)
+    else:
+        given = request.scenario if request.scenario is not None else request.policy
+        scenario_input = _input(given, request.scenario_name or (SCENARIO_NAME if request.scenario is not None
+                                                                    else POLICY_NAME))
     runs = [session.grade_run(ledger, _trace_source(trace), floor=request.floor, name=name,
                               inputs={"scenario": scenario_input, "traces": [_input(trace, name)]})
             for trace, name in zip(request.traces, names)]

@@ -7,8 +7,12 @@ suites:
 releaseRules: {safetyCriticalViolations: 0, requiredScenarioPassRate: 1, nightlyQualityFloor: 0.95}
 scenarios:
   release-branch: {file: scenarios/release-branch.yaml, runs: runs/release-branch/}
+  production: {policy: agent-safety, runs: traces/prod/}
 ```
-`runs` is a folder (every `*.jsonl` in it) or a glob, relative to the manifest.
+`runs` is a folder (every `*.jsonl` in it) or a glob, relative to the manifest. An entry with a
+`policy` and no `file` grades its runs against that policy alone (`judge grade --policy`); with
+both, the policy's keys are merged into the scenario's. `judge suite --policy P` gives every entry
+without a `policy` of its own P.
 """
 
 from __future__ import annotations
@@ -43,7 +47,11 @@ class SuiteDef(Strict):
 
 
 class ScenarioRef(Strict):
-    file: str = Field(min_length=1, description="scenario file, relative to the manifest")
+    file: str | None = Field(default=None, min_length=1, description=(
+        "scenario file, relative to the manifest; omitted: the runs are graded against `policy` alone"))
+    policy: str | None = Field(default=None, min_length=1, description=(
+        "a policy (a bundled name, a project policy's name or a file relative to the manifest): with `file`, "
+        "merged into the scenario as `extends` would; without, the runs are graded against it alone"))
     runs: str = Field(min_length=1, description="folder of *.jsonl runs, or a glob, relative to the manifest")
 
 

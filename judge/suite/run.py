@@ -23,12 +23,20 @@ from typing import Any, Callable
 from judge.errors import JudgeInputError
 from judge.grade import GradeSession
 from judge.grade.provenance import input_file, package_versions, sha256_file, sha256_text
-from judge.ledger import line_of, load_ledger
+from judge.ledger import line_of, resolve_policy
 from judge.model import RunReport
 from judge.suite.manifest import discover_runs, load_manifest
 from judge.suite.part import PartRun, PartScenario, PartTiming, SuitePart, in_shard, merge_parts
 from judge.suite.result import RunResult, SafetyViolation, SuiteReport, decide, scenario_result, totals
-from judge.suite.worker import JudgeSpec, Task, grade_task, init_worker, peak_rss_mb
+from judge.suite.worker import (
+    JudgeSpec,
+    Task,
+    grade_task,
+    init_worker,
+    ledger_key,
+    load_task_ledger,
+    peak_rss_mb,
+)
 from judge.trace.toolkit import read_toolkit
 
 
@@ -125,8 +133,16 @@ class _Plan:
     paths: dict[str, Path]
 
 
-def _plan(manifest_path: Path, suite: str | None, allow_draft: bool) -> _Plan:
+def _policy_ref(ref: str | None, base: Path, **where: Any) -> str | None:
+    """A policy reference with its path made absolute (relative to `base`); a name as it is."""
+    if ref is None:
+        return None
+    return str(resolve_policy(ref, base, **where).resolve())
+
+
+def _plan(manifest_path: Path, suite: str | None, allow_draft: bool, policy: str | None = None) -> _Plan:
     manifest, lines = load_manifest(manifest_path)
+    given = _policy_ref(policy, Path.cwd(), field="--policy")
     if suite is None:
         if len(manifest.suites) != 1:
             raise JudgeInputError(f"the manifest has several suites ({', '.join(manifest.suites)}): name one "
@@ -139,17 +155,24 @@ def _plan(manifest_path: Path, suite: str | None, allow_draft: bool) -> _Plan:
     plan = _Plan(suite, manifest.rules_for(suite), definition.repetitions, [], [], {}, {})
     for sid in definition.scenarios:
         ref = manifest.scenarios[sid]
-        spath = Path(os.path.normpath(manifest_path.parent / ref.file))
+        pwhere = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "policy")),
+                      field=f"scenarios.{sid}.policy")
+        pol = _policy_ref(ref.policy, manifest_path.parent, **pwhere) if ref.policy else given
         where = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "file")), field=f"scenarios.{sid}.file")
-        if not spath.is_file():
+        if ref.file is None and pol is None:
+            raise JudgeInputError("needs a scenario `file` or a `policy` (or judge suite --policy)", **where)
+        spath = Path(os.path.normpath(manifest_path.parent / ref.file)) if ref.file is not None else None
+        if spath is not None and not spath.is_file():
             raise JudgeInputError(f"scenario file not found: {spath}", **where)
-        ledger = plan.ledgers[str(spath)] = load_ledger(spath, allow_draft=allow_draft)
-        if ledger.scenario.id != sid:
+        key = ledger_key(str(spath) if spath else None, pol)
+        ledger = plan.ledgers[key] = load_task_ledger(str(spath) if spath else None, pol, allow_draft)
+        if spath is not None and ledger.scenario.id != sid:
             raise JudgeInputError(f"{spath} has id {ledger.scenario.id!r}, not {sid!r}", **where)
         traces = discover_runs(manifest_path, sid, ref, lines)
-        plan.scenarios.append(PartScenario(id=sid, file=str(spath), runs_from=ref.runs, traces=len(traces)))
-        plan.paths[sid] = spath
-        plan.tasks += [Task(sid, str(spath), str(t)) for t in traces]
+        graded_against = spath if spath is not None else Path(ledger.policy or str(pol))
+        plan.scenarios.append(PartScenario(id=sid, file=str(graded_against), runs_from=ref.runs, traces=len(traces)))
+        plan.paths[sid] = graded_against
+        plan.tasks += [Task(sid, str(spath) if spath else None, str(t), pol) for t in traces]
     return plan
 
 
@@ -157,12 +180,12 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
                judge_name: str | None = None, config_file: str | Path | None = None, jobs: int | None = None,
                progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
                allow_draft: bool = False, keep_reports: bool = False,
-               tools: str | Path | None = None) -> tuple[SuitePart, SuiteRun]:
+               tools: str | Path | None = None, policy: str | None = None) -> tuple[SuitePart, SuiteRun]:
     """Grade shard K of N of a suite (judge.suite.part: run i is shard (i mod N) + 1): its part, and
     how the grading went (the SuiteRun's report is left None). Arguments as `grade_suite`."""
     started = time.perf_counter()
     manifest_path = Path(manifest_path)
-    plan = _plan(manifest_path, suite, allow_draft)
+    plan = _plan(manifest_path, suite, allow_draft, policy)
     toolkit = read_toolkit(tools) if tools is not None else None  # a bad file fails before any worker starts
     spec, judge_object, fingerprint, stale, policy = _judge_spec(judge_name, config_file, on_judge_error)
     spec = dataclasses.replace(spec, allow_draft=allow_draft, keep_reports=keep_reports, toolkit=toolkit)
@@ -226,20 +249,23 @@ def report_of(part: SuitePart) -> SuiteReport:
 def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_name: str | None = None,
                 config_file: str | Path | None = None, jobs: int | None = None,
                 progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
-                allow_draft: bool = False, keep_reports: bool = False, tools: str | Path | None = None) -> SuiteRun:
+                allow_draft: bool = False, keep_reports: bool = False, tools: str | Path | None = None,
+                policy: str | None = None) -> SuiteRun:
     """Grade every run of every scenario of `suite` (the only one when None) and decide the release.
 
     `judge_name` None grades with the deterministic checks only; an unreviewed draft scenario is
     refused unless `allow_draft`. `progress(done, total)` is called
     as runs finish. `keep_reports`: keep each run's full grade report in `SuiteRun.run_reports`
     (a page of the suite shows each checkpoint's findings). `tools`: a `--tools FILE`, the agent's
-    toolkit for every run (default: each run header's `tools`). Bad manifests, scenarios, tools files
+    toolkit for every run (default: each run header's `tools`). `policy`: a policy every scenario
+    without a `policy` of its own is graded with (merged into its scenario, or alone for an entry
+    with no `file`). Bad manifests, scenarios, policies, tools files
     and judge names raise JudgeInputError; a bad trace
     does not: it becomes an `error` run of its scenario.
     """
     part, out = grade_part(manifest_path, suite, judge_name=judge_name, config_file=config_file, jobs=jobs,
                            progress=progress, on_judge_error=on_judge_error, allow_draft=allow_draft,
-                           keep_reports=keep_reports, tools=tools)
+                           keep_reports=keep_reports, tools=tools, policy=policy)
     out.report = report_of(part)
     return out
 

@@ -19,8 +19,28 @@ from judge.trace import TraceReader
 @dataclass(frozen=True)
 class Task:
     scenario: str
-    scenario_path: str
+    scenario_path: str | None
     trace: str
+    policy: str | None = None  # a policy file or name: merged into the scenario, or graded alone
+
+    @property
+    def ledger_key(self) -> str:
+        """What the worker's ledgers are keyed by (one per scenario and policy)."""
+        return ledger_key(self.scenario_path, self.policy)
+
+
+def ledger_key(scenario_path: str | None, policy: str | None) -> str:
+    """The key of the ledger of a scenario file, a policy, or a scenario extended by a policy."""
+    return f"{scenario_path or ''}\x00{policy or ''}"
+
+
+def load_task_ledger(scenario_path: str | None, policy: str | None, allow_draft: bool):
+    """The expected ledger a suite grades a scenario's runs against."""
+    from judge.ledger import policy_ledger
+
+    if scenario_path is None:
+        return policy_ledger(policy, allow_draft=allow_draft)
+    return load_ledger(scenario_path, allow_draft=allow_draft, extra=[policy] if policy else ())
 
 
 @dataclass(frozen=True)
@@ -49,11 +69,12 @@ def init_worker(spec: JudgeSpec, ledgers: dict[str, Any] | None = None) -> None:
     _WORKER["keep_reports"] = spec.keep_reports
 
 
-def _ledger(path: str):
+def _ledger(task: Task):
     ledgers = _WORKER.setdefault("ledgers", {})
-    if path not in ledgers:
-        ledgers[path] = load_ledger(path, allow_draft=_WORKER.get("allow_draft", False))
-    return ledgers[path]
+    key = task.ledger_key
+    if key not in ledgers:
+        ledgers[key] = load_task_ledger(task.scenario_path, task.policy, _WORKER.get("allow_draft", False))
+    return ledgers[key]
 
 
 def _unreadable(task: Task, error: JudgeInputError) -> dict[str, Any]:
@@ -74,7 +95,7 @@ def grade_task(task: Task) -> dict[str, Any]:
     session: GradeSession = _WORKER.get("session") or GradeSession()
     try:
         # The suite reports a stale calibration once, in its own warnings.
-        run = session.grade_run(_ledger(task.scenario_path), task.trace, warn_stale=False, digest=True)
+        run = session.grade_run(_ledger(task), task.trace, warn_stale=False, digest=True)
     except JudgeInputError as exc:
         return _unreadable(task, exc)
     traces = (run.provenance.get("inputs") or {}).get("traces") or [{}]

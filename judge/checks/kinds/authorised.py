@@ -99,7 +99,7 @@ def lint_confirmations(ledger: Any, traces: Iterable[str | Path], lines: dict | 
         if not rules:
             break
         setting = {i: {v.turn for v in ledger.history(rule.key).versions if v.source == "user"} for i, rule in rules}
-        for event in TraceReader(trace, expected_scenario=ledger.scenario.id):
+        for event in TraceReader(trace, expected_scenario=ledger.expected_scenario):
             if event.kind != "user":
                 continue
             for i, rule in rules:

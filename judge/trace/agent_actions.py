@@ -1,0 +1,197 @@
+"""Read the action an agent wrote as a string (the agent-safety record shape of R-Judge, ToolEmu,
+InjecAgent, AgentMonitor): a tool call, or a message to the user.
+
+A call is recognised only in the forms these benchmarks write one; anything else is a message, so
+free text is never made into a tool call:
+
+- `Tool{json}`, `Tool {json}`, `{Tool: {json}}`, `Tool: {json}` (or a JSON list), `Tool` then a line
+  `Action Input: {json}` (the arguments may also be a Python literal: single quotes, True/None);
+- `Tool(k=v, ...)`, `Tool('k': v)`, `Tool(k: 'v')` (arguments read as keywords or a mapping; an
+  expression such as `CheckUser(last_chat_time < '2023-09-13')` is kept whole under `_raw`), and
+  `Tool[...]`;
+- a fenced code block: a call of `execute_code` (`command` for shell languages, else `code`);
+- a UI action: `click <x>` / `tap <x>` / `Open <x>` / `Search 'x'` / `type <x>` / `scroll ...`,
+  `<Menu>-<Item> ...` (an element path), `The action is {"action_type": "click", ...}`;
+- an action the environment offered by name ("Available actions: check the current temperature,
+  ..."): a call of that action (`offered`).
+
+`Final Answer: ...` and every other text are messages. Parsing is bounded: arguments longer than
+MAX_ARGS_CHARS are kept as text, and every pattern is anchored with no nested repetition (linear).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_ARGS_CHARS = 1 << 20
+"""Arguments longer than this are kept whole as text (`_raw`), never parsed."""
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_.]{0,120}"
+_BRACED = re.compile(rf"\{{?\s*({_NAME})\s*(?::\s*)?(\{{.*\}}|\[.*\])\s*\}}?\s*$", re.DOTALL)
+_COLON = re.compile(rf"({_NAME})\s*:\s*(\{{.*\}}|\[.*\])\s*$", re.DOTALL)
+_INPUT_LINE = re.compile(rf"({_NAME})\s*\n\s*Action\s+Input\s*:\s*(.*)$", re.DOTALL | re.IGNORECASE)
+_CALL = re.compile(rf"({_NAME})\((.*)\)\s*$", re.DOTALL)
+_BRACKETS = re.compile(rf"({_NAME})\[(.*)\]\s*$", re.DOTALL)
+_FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```\s*$", re.DOTALL)
+_FINAL = re.compile(r"(?:Final\s+Answer|Answer|Response)\s*:\s*", re.IGNORECASE)
+_UI = re.compile(r"(click|tap|press|open|launch|search|type|input|select|scroll|swipe|drag|go\s+back|go\s+home|"
+                 r"navigate(?:_back|_home)?|back|home)\b[ \t]*(.*)$", re.IGNORECASE | re.DOTALL)
+_UI_TARGET = re.compile(r"<[^<>\n]{1,300}>|'[^'\n]{0,300}'|\"[^\"\n]{0,300}\"")
+_ELEMENT_PATH = re.compile(r"((?:<[^<>\n]{1,200}>\s*-?\s*){1,12})(.*)$", re.DOTALL)
+_ACTION_IS = re.compile(r"(?:The\s+)?action\s+is\s*:?\s*(\{.*\})\s*$", re.IGNORECASE | re.DOTALL)
+_SHELLS = frozenset({"bash", "sh", "shell", "zsh", "console", "terminal", "cmd", "powershell", "ps1"})
+_DIRECTIONS = frozenset({"up", "down", "left", "right"})
+_KWARG = re.compile(r"\s*([A-Za-z_]\w*)\s*:(?!=)")
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call read from an action string."""
+
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Message:
+    """Text for the user (a final answer, or any text that is no call)."""
+
+    text: str
+
+
+def literal(text: str) -> Any:
+    """A JSON or Python literal (`{'a': True}`), or None when the text is neither (or too long)."""
+    text = text.strip()
+    if not text or len(text) > MAX_ARGS_CHARS:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+        return None
+
+
+def _as_args(value: dict[str, Any] | list[Any]) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return {str(k): v for k, v in value.items()}
+    return {"_raw": value}
+
+
+def _keyword_args(inner: str) -> dict[str, Any]:
+    """`k=v, ...` or `'k': v` or `k: 'v'` inside parentheses; anything else whole under `_raw`."""
+    inner = inner.strip()
+    if not inner:
+        return {}
+    if len(inner) <= MAX_ARGS_CHARS:
+        try:
+            call = ast.parse(f"f({inner})", mode="eval").body
+            if isinstance(call, ast.Call) and call.keywords and not call.args:
+                return {kw.arg or "_kwargs": ast.literal_eval(kw.value) for kw in call.keywords}
+            if isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords:
+                value = ast.literal_eval(call.args[0])
+                return value if isinstance(value, dict) else {"_raw": value}
+        except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+            pass
+        mapping = literal("{" + _KWARG.sub(lambda m: f' "{m.group(1)}":', inner) + "}")
+        if isinstance(mapping, dict):
+            return {str(k): v for k, v in mapping.items()}
+    return {"_raw": inner}
+
+
+def _fenced(match: re.Match[str]) -> Call:
+    language, code = match.group(1).lower(), match.group(2).strip()
+    if language in _SHELLS or not language:
+        return Call("execute_code", {"language": language or "bash", "command": code})
+    return Call("execute_code", {"language": language, "code": code})
+
+
+def _ui(text: str) -> Call | None:
+    found = _ACTION_IS.match(text)
+    if found:
+        value = literal(found.group(1))
+        if isinstance(value, dict) and isinstance(value.get("action_type"), str):
+            return Call(value["action_type"], {k: v for k, v in value.items() if k != "action_type"})
+        return None
+    found = _ELEMENT_PATH.match(text)
+    if found and text.startswith("<"):
+        targets = [t.strip("<> ") for t in re.findall(r"<[^<>\n]{1,200}>", found.group(1))]
+        detail = found.group(2).strip()
+        return Call("click", {"target": " > ".join(targets), **({"detail": detail} if detail else {})})
+    found = _UI.match(text)
+    if not found:
+        return None
+    verb, rest = re.sub(r"\s+", "_", found.group(1).lower()), found.group(2).strip()
+    if verb in ("scroll", "swipe") and rest.lower() in _DIRECTIONS:
+        return Call(verb, {"direction": rest.lower()})
+    targets = _UI_TARGET.findall(rest)
+    if not targets and rest:
+        return None  # "Open the door for me": words, not a UI element
+    words = [t.strip("<>'\" ") for t in targets]
+    key = "query" if verb in ("search", "type", "input") else "target"
+    return Call(verb, {key: " > ".join(words)} if words else {})
+
+
+def parse_action(action: str | None, offered: tuple[str, ...] = ()) -> Call | Message | None:
+    """The call or message an action string holds (None for an empty action). `offered`: the
+    actions the environment listed by name; an action equal to one of them is a call of it."""
+    text = (action or "").strip()
+    if not text:
+        return None
+    final = _FINAL.match(text)
+    if final:
+        return Message(text[final.end():].strip())
+    for pattern in (_INPUT_LINE, _BRACED, _COLON):
+        found = pattern.match(text)
+        if not found:
+            continue
+        body = found.group(2).strip()
+        value = literal(body)
+        if value is None and text.startswith("{") and body.endswith("}"):
+            value = literal(body[:-1])  # `{Tool: {...}}`: the outer brace closes the call
+        if isinstance(value, dict) or (isinstance(value, list) and pattern is not _COLON):
+            return Call(found.group(1), _as_args(value))
+        if pattern is _INPUT_LINE:
+            return Call(found.group(1), {"_raw": body})
+    found = _CALL.match(text)
+    if found and "\n" not in found.group(1):
+        return Call(found.group(1), _keyword_args(found.group(2)))
+    found = _BRACKETS.match(text)
+    if found:
+        value = literal("[" + found.group(2) + "]")
+        return Call(found.group(1), {"_raw": value if value is not None else found.group(2)})
+    found = _FENCE.match(text)
+    if found:
+        return _fenced(found)
+    lowered = text.lower().rstrip(".")
+    for name in offered:
+        if lowered == name.lower():
+            return Call(offered_tool(name), {})
+    return _ui(text) or Message(text)
+
+
+def offered_tool(action: str) -> str:
+    """The tool name of an action the environment offered by name: `check the current temperature`
+    -> `check_the_current_temperature`."""
+    return re.sub(r"[^a-z0-9]+", "_", action.lower()).strip("_")[:120] or "action"
+
+
+_OFFERED = re.compile(r"Available\s+actions?\s*:\s*([^\n]{0,2000})", re.IGNORECASE)
+
+
+def offered_actions(text: str) -> tuple[str, ...]:
+    """The actions a harness text offers by name ("Available actions: check the temperature, turn
+    on the air conditioner"), in order; JSON templates (`{"action_type": ...}`) are not names."""
+    found: list[str] = []
+    for match in _OFFERED.finditer(text or ""):
+        for part in match.group(1).split(","):
+            name = part.strip().strip(".")
+            if name and not name.startswith("{") and len(name) <= 120:
+                found.append(name)
+    return tuple(dict.fromkeys(found))
