@@ -69,7 +69,7 @@ def suite_command(
     130: interrupted (Ctrl-C stops the workers at once; no report is written)."""
     try:
         _suite(manifest, suite, judge, config, json_path, junit, md, html, compare, jobs, quiet, on_judge_error,
-               allow_draft, shard, out, tools)
+               allow_draft, shard, out, tools, policy)
     except KeyboardInterrupt:  # the workers are stopped already (judge.suite.pool); nothing was written
         from judge.cli.common import err
 
@@ -83,7 +83,8 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ct
 def _suite(manifest: Path, suite: Optional[str], judge: Optional[str], config: Optional[Path],
            json_path: Optional[Path], junit: Optional[Path], md: Optional[Path], html: Optional[Path],
            compare: Optional[Path], jobs: Optional[int], quiet: bool, on_judge_error: Optional[OnJudgeError],
-           allow_draft: bool, shard: Optional[str], out: Optional[Path], tools: Optional[Path]) -> None:
+           allow_draft: bool, shard: Optional[str], out: Optional[Path], tools: Optional[Path],
+           policy: Optional[str]) -> None:
     from judge.render import suite as suite_report
     from judge.suite import exit_code, grade_suite
     from judge.suite.result import compare as compare_reports
