@@ -79,3 +79,18 @@ def test_the_ray_job_carries_judge_settings_but_never_a_secret():
                          "JUDGE_E2E_KEY": "sk-x", "HF_TOKEN": "hf_x", "OPENAI_API_KEY": "sk-y", "PATH": "/bin"})
     assert env == {"HF_HUB_OFFLINE": "1", "JUDGE_CACHE_DIR": "/c", "LITELLM_MODE": "PRODUCTION"}
     assert parse_engine("ray:10.0.0.1:6379").address == "10.0.0.1:6379" and parse_engine("ray").address is None
+
+
+def test_a_corpus_graded_on_ray_writes_the_local_report_byte_for_byte(ray_head, driver, tmp_path):
+    from test_corpus import POLICY, corpus
+
+    (tmp_path / "house.yaml").write_text(POLICY)
+    corpus(tmp_path / "folder", 24, 3, 5)
+    many = corpus(tmp_path / "one" / "many", 24, 6, 2, one_file=True)
+    for engine, out in (("local", "local.json"), (f"ray:{ray_head.address}", "ray.json")):
+        result = runner.invoke(app, ["grade", "--policy", str(tmp_path / "house.yaml"), str(tmp_path / "folder"),
+                                     str(many), "--judge", "none", "--engine", engine, "-j", "2", "--json",
+                                     str(tmp_path / out), "--no-log", "-q"])
+        assert result.exit_code == 0, result.output
+    assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
+    assert '"runs": 48' in (tmp_path / "ray.json").read_text()
