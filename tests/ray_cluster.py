@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from redis_server import free_port
+from redis_server import free_port, missing
 
 START_TIMEOUT_S = 180  # a loaded 2-core machine takes 20-60 s
 
@@ -43,7 +43,7 @@ def ray_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def start_head(folder: Path, env: dict[str, str], cpus: int = 2) -> RayHead:
     binary = _ray_binary()
     if binary is None:
-        pytest.skip("Ray is not installed (pip install 'judge[ray]'; .ci/run installs it)")
+        missing("Ray is not installed (pip install 'judge[ray]'; .ci/run installs it)")
     port = free_port()
     log = folder / "ray-head.log"
     with log.open("wb") as out:

@@ -96,7 +96,5 @@ def register(app: typer.Typer) -> None:
     sub = typer.Typer(help="Corpora of production traces graded against one policy: compare their violation "
                            "rates (`judge grade --policy P CORPUS/ --json FILE` writes a corpus report).",
                       no_args_is_help=True)
-    sub.command("diff", epilog="Example:\njudge grade --policy agent-safety last-week/ --judge none --json old.json\n"
-                               "judge grade --policy agent-safety this-week/ --judge none --json new.json\n"
-                               "judge corpus diff old.json new.json")(diff_command)
+    sub.command("diff")(diff_command)
     app.add_typer(sub, name="corpus")
