@@ -20,16 +20,27 @@ ROOT = Path(__file__).resolve().parents[1]
 ENTRY = {"findings": [{"key": "goal", "verdict": "upheld", "evidence_event": None, "confidence": 0.9,
                        "rationale": "kept"}], "attempts": 1}
 WRITER = """
-import sys, time
+import pathlib, sys, time
 from judge.judges.cache import VerdictCache
-root, worker, n, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+root, worker, n, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+flags = pathlib.Path(root) / "flags"
+
+def barrier(name):  # every writer waits here for all the others: the overlap holds on a loaded machine
+    (flags / f"{name}-{worker}").touch()
+    deadline = time.time() + 90
+    while len(list(flags.glob(f"{name}-*"))) < workers:
+        assert time.time() < deadline, f"barrier {name}: the other writers never came"
+        time.sleep(0.01)
+
 cache = VerdictCache(root)
 cache.get("warm-up")  # open the database before the common start
-time.sleep(max(0.0, start - time.time()))  # every writer starts at the same moment
+barrier("start")
 for i in range(n):
     assert cache.put(f"w{worker}-{i}", {"worker": worker, "i": i, "text": "x" * (i % 50)})
     if i % 7 == 0:  # read back, also what the other writers wrote so far
         assert cache.get(f"w{worker}-{i}")["i"] == i
+    if i == n // 2:  # halfway, so that every writer has written before any finishes
+        barrier("half")
 print("ok")
 """
 
@@ -74,11 +85,12 @@ def test_a_folder_that_cannot_hold_the_database_is_a_miss_not_an_error(tmp_path)
 
 def test_several_processes_write_at_once(tmp_path):
     """Four processes write 400 entries each into one database from the same moment on (and read some
-    back); every entry is there afterwards, whole."""
+    back); every entry is there afterwards, whole. Two barriers (start, halfway) make the writes overlap
+    however slowly the processes start on a loaded machine."""
     n, workers = 400, 4
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    start = time.time() + 4.0
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(w), str(n), str(start)], env=env,
+    (tmp_path / "flags").mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(w), str(n), str(workers)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for w in range(workers)]
     outputs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * workers, outputs

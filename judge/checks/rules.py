@@ -14,7 +14,10 @@ from typing import Any, Callable, Iterable
 from msgspec import Struct
 
 from judge.checks.matching import Carrier, tool_is
+from judge.checks.progress import RunProgress
+from judge.checks.recent import RecentCalls
 from judge.checks.registry import specs
+from judge.checks.restated import Restatements
 from judge.checks.spec import RuleSpec
 from judge.ledger import ExpectedLedger
 from judge.model import Rule, RunHeader
@@ -54,6 +57,7 @@ class RunState:
     call_tool: CallTable = field(default_factory=CallTable)  # call id -> tool, two bytes a numbered id
     last_tool_called: str | None = None
     last_status_by_tool: dict[str, str] = field(default_factory=dict)
+    recent: RecentCalls = field(default_factory=RecentCalls)  # results and recent calls, for claims
 
 
 def _session_ended(history: Any, turn: int) -> bool:
@@ -63,6 +67,7 @@ def _session_ended(history: Any, turn: int) -> bool:
 
 
 Entry = tuple[str, Any, Callable[..., Any], Any]  # (rule id, rule, its check, its per-run state)
+_PROGRESS_KINDS = frozenset({"tool-call", "tool-result", "assistant", "user"})  # what moves a retry chain
 
 
 class RuleSet:
@@ -118,6 +123,11 @@ class RuleSet:
         self.unchecked: dict[str, list] = {}  # rule id -> [events it skipped, first such event id]
         self.after_session: dict[str, list] = {}  # rule id -> [events after its key's session, first id]
         self._own_calls = True
+        # Recovery: the run's retry chains (recovery coherence) and the user messages that restate a
+        # violated key (a recovered key's report), fed every event with its hits.
+        self.progress = RunProgress([(rid, getattr(rule, "tool", None)) for rid, rule, spec
+                                     in zip(self.ids, self.rules, self.specs) if spec.family == "recovery"])
+        self.restatements = Restatements(ledger, set(self.by_key))
 
     def state_of(self, rule_id: str) -> Any:
         """The per-run state of one rule (None for a kind without one)."""
@@ -248,6 +258,10 @@ class RuleSet:
                 if result is not None:
                     hits.append(Hit(rid, rule.check, rule.key, eid, turn, index, result[0], result[1]))
         kind = event.kind
+        if kind in _PROGRESS_KINDS:
+            self.progress.observe(event, hits)
+        if hits or kind == "user":
+            self.restatements.observe(event, index, hits)
         skipping = self._skipping.get(kind)
         if skipping:
             self._note(event, skipping)
@@ -314,6 +328,8 @@ class RuleSet:
                 s.call_tool[event.call_id] = tool
             s.last_tool_called = tool
             s.last_status_by_tool.pop(tool, None)  # a new call: its own result is now pending
+            s.recent.call(event.call_id, tool, event.args)
         else:
             tool = s.call_tool.get(event.call_id, event.tool or "")
             s.last_status_by_tool[tool] = event.status
+            s.recent.result(event.call_id, event.status, event.id)

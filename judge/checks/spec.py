@@ -31,8 +31,11 @@ R = TypeVar("R", bound=RuleBase)
 Outcome = tuple[bool, str] | None
 """A check's answer: (violated, detail), or None when the event does not exercise the rule."""
 
-Family = Literal["scope", "completion", "handoff"]
-"""The component metric a kind's findings count in (judge.grade.metrics)."""
+Family = Literal["scope", "completion", "handoff", "recovery"]
+"""The component metric a kind's findings count in (judge.grade.metrics). A `recovery` kind bounds
+retry loops: recovery coherence counts the failed results of a chain one of its rules found
+violated against, and its tool glob (`tool`, None for every tool) says which tools it governs
+(judge.checks.progress)."""
 
 LintLevel = Literal["error", "warning"]
 

@@ -1,7 +1,7 @@
 """`judge draft`: propose a scenario from traces, for a test author to review (judge.draft).
 
-Exit codes: 0 the draft was written; 2 bad input (a trace, `--tools`, a judge configuration, an
-output that exists or is an input), one line on stderr, no traceback.
+Exit codes: 0 the draft was written; 2 bad input (a trace, `--tools`, a policy document, a judge
+configuration, an output that exists or is an input), one line on stderr, no traceback.
 """
 
 from __future__ import annotations
@@ -18,11 +18,14 @@ from judge.errors import UsageError
 
 @user_errors
 def draft_cmd(
-    traces: list[Path] = typer.Argument(..., help="JSONL traces of runs of one scenario: the first gives what the "
-                                        "user said and what tools returned; all of them give the tools."),
+    traces: Optional[list[Path]] = typer.Argument(None, help="JSONL traces of runs of one scenario: the first gives "
+                                                  "what the user said and what tools returned; all of them give the "
+                                                  "tools (with --policy-doc: only the tools)."),
     out: Path = typer.Option(..., "-o", "--out", help="Where to write the drafted scenario (YAML); `-` prints it."),
-    scenario_id: Optional[str] = typer.Option(None, "--id", help="The scenario id (default: the one the first "
-                                              "trace's run header names)."),
+    scenario_id: Optional[str] = typer.Option(None, "--id", help="The scenario id (default: `<scenario>-draft`, "
+                                              "the one the first trace's run header names with `-draft`, so a "
+                                              "draft never takes a reviewed scenario's id; it grades that "
+                                              "scenario's traces)."),
     tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the agent's "
                                          "tools, so a forbidden action can name a tool no trace called."),
     judge: Optional[str] = typer.Option(None, "--judge", help="An llm judge of [tool.judge.judges]: its model "
@@ -30,24 +33,39 @@ def draft_cmd(
                                         "with the offline draft and marked [model]. Default: offline only."),
     config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] table."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it exists."),
+    policy_doc: Optional[Path] = typer.Option(None, "--policy-doc", help="A written policy (Markdown or text, such as "
+                                              "an agent's system prompt): draft a policy from it, every rule citing "
+                                              "its sentence (entries from turn 0, no checkpoints); TRACEs and --tools "
+                                              "give the tools."),
 ) -> None:
-    """Draft a scenario from what the user said and what tools returned; every entry, delta and rule
-    names the event and words it came from. Review it, then delete its `draft: true` line."""
-    from judge.draft import draft_scenario
+    """Draft a scenario from what the user said and what tools returned (a trace with no user
+    message: from its first task statement), or a policy from a written policy (--policy-doc);
+    every entry, delta and rule names the event or sentence it came from. Review it, then delete
+    its `draft: true` line."""
+    from judge.draft import draft_policy, draft_scenario
 
-    inputs = [*traces, tools, config]
+    traces = list(traces or [])
+    inputs = [*traces, tools, config, policy_doc]
     to_stdout = str(out) == "-"
     refuse_overwriting_inputs([] if to_stdout else [out], inputs)
     if not to_stdout and out.exists() and not force:
         raise UsageError("exists: a draft never replaces a file (it may be a reviewed scenario); give --force "
                          "or another -o", file=str(out))
+    if policy_doc is not None and judge is not None:
+        raise UsageError("--judge drafts from traces, not from a policy document: leave out one of --judge and "
+                         "--policy-doc")
+    if policy_doc is None and not traces:
+        raise UsageError("give a TRACE to draft from (or --policy-doc FILE)")
     assistant = None
     if judge is not None:
         offline_env()
         from judge.draft.assist import make_assistant
 
         assistant = make_assistant(judge, config_file=config)
-    result = draft_scenario(traces, scenario_id=scenario_id, tools=tools, assistant=assistant)
+    if policy_doc is not None:
+        result = draft_policy(policy_doc, traces=traces, tools=tools, policy_id=scenario_id)
+    else:
+        result = draft_scenario(traces, scenario_id=scenario_id, tools=tools, assistant=assistant)
     if to_stdout:
         sys.stdout.write(result.text)
     else:
@@ -56,9 +74,14 @@ def draft_cmd(
     added = sum(1 for e in draft.entries if e.turn > draft.first_turn)
     screen = err if to_stdout else console(soft_wrap=True)
     out_name = "stdout" if to_stdout else str(out)
-    screen.print(f"drafted {draft.scenario_id}: {len(draft.entries)} entries ({added} of them `add` deltas), "
-                 f"{len(draft.deltas)} set/revoke/complete deltas, {len(draft.rules)} rules, "
-                 f"{len(draft.checkpoints)} checkpoints -> {out_name}", markup=False)
+    if policy_doc is not None:
+        ruled = len({r.key for r in draft.rules})
+        screen.print(f"drafted policy {draft.scenario_id}: {len(draft.entries)} entries from {policy_doc}, "
+                     f"{len(draft.rules)} rules guarding {ruled} of them -> {out_name}", markup=False)
+    else:
+        screen.print(f"drafted {draft.scenario_id}: {len(draft.entries)} entries ({added} of them `add` deltas), "
+                     f"{len(draft.deltas)} set/revoke/complete deltas, {len(draft.rules)} rules, "
+                     f"{len(draft.checkpoints)} checkpoints -> {out_name}", markup=False)
     if result.assist is not None:
         usage = result.assist["usage"]
         state = f"failed ({result.assist['error']}), the draft is offline only" if result.assist["error"] else \

@@ -24,10 +24,11 @@ from judge.draft.review import review_notes
 from judge.draft.rules import draft_rules
 from judge.draft.source import read_conversation, read_tool_schemas
 from judge.draft.write import to_yaml
+from judge.model.scenario import DRAFT_SUFFIX
 
-OFFLINE_VERSION = 1  # bump when the cue tables or the drafting change what a draft says
+OFFLINE_VERSION = 2  # bump when the cue tables or the drafting change what a draft says
 
-__all__ = ["OFFLINE_VERSION", "DraftResult", "draft_scenario", "review_notes"]
+__all__ = ["OFFLINE_VERSION", "DraftResult", "draft_policy", "draft_scenario", "review_notes"]
 
 
 @dataclass
@@ -49,6 +50,16 @@ def draft_scenario(traces: Iterable[str | Path], *, scenario_id: str | None = No
     draft.rules = draft_rules(draft, conv.tools)
     draft.header.append(f"source: {conv.trace} (run {conv.run_id}, sha256 {conv.sha256[:16]}); "
                         f"drafter: offline cues v{OFFLINE_VERSION}")
+    if conv.task_statement is not None:
+        draft.task_event = conv.task_statement
+        draft.header.append(f"no user message: drafted from the first task statement, {conv.task_statement} (an "
+                            "agent's message, cited as `task statement`), as if the user had said it: check that it "
+                            "speaks for whoever set the task")
+    if scenario_id is None:
+        reviewed = draft.scenario_id.removesuffix(DRAFT_SUFFIX)
+        draft.header.append(f"id {draft.scenario_id}: a draft never takes the id of the scenario its traces name "
+                            f"({reviewed}), so it cannot shadow a reviewed one; it grades {reviewed}'s traces all the "
+                            f"same. Once reviewed, name it {reviewed} (or another id) yourself")
     if conv.redactions:
         draft.header.append("redacted before drafting: " + ", ".join(f"{k} x{v}" for k, v in conv.redactions.items()))
     draft.notes += conv.disagreements
@@ -66,3 +77,36 @@ def draft_scenario(traces: Iterable[str | Path], *, scenario_id: str | None = No
     scenario = finish(draft, conv.tools, with_rules=False)
     return DraftResult(text=to_yaml(draft), draft=draft, scenario=scenario, assist=assist,
                        warnings=list(conv.disagreements))
+
+
+def draft_policy(document: str | Path, *, traces: Iterable[str | Path] = (), tools: str | Path | None = None,
+                 policy_id: str | None = None) -> DraftResult:
+    """Draft a policy from a written policy `document` (judge.draft.policy): entries that hold from
+    turn 0, each citing its sentence, and rules on the tools `tools` (function schemas) and the
+    traces' calls name. Written as a scenario with no checkpoints (an implicit final checkpoint
+    covers the run), marked `draft: true`; its id is `<the document's title>-draft` by default."""
+    from judge.draft.policy import policy_draft
+    from judge.draft.policy_doc import read_policy_document
+    from judge.draft.policy_rules import policy_rules
+    from judge.draft.source import read_tools
+
+    doc = read_policy_document(document)
+    known = read_tools(traces, read_tool_schemas(tools) if tools is not None else None)
+    draft = policy_draft(doc, policy_id or (_slug(doc.title) or "policy") + DRAFT_SUFFIX)
+    draft.rules = policy_rules(draft, known)
+    draft.header += [
+        f"policy: drafted from the written policy {doc.path} (sha256 {doc.sha256[:16]}); drafter: offline cues "
+        f"v{OFFLINE_VERSION}. Each entry cites its sentence (file:line, and its section)",
+        "a policy holds from turn 0 over the whole run: every entry has source_turn 0, and there are no checkpoints "
+        "(an implicit final checkpoint covers the run)",
+        f"tools: {', '.join(sorted(known)) or 'none known (give --tools or traces): no rule names a tool'}",
+    ]
+    scenario = finish(draft, known, with_rules=False, with_checkpoints=False)
+    return DraftResult(text=to_yaml(draft), draft=draft, scenario=scenario)
+
+
+def _slug(text: str) -> str:
+    """`Airline Agent Policy` -> `airline-agent-policy` (at most 60 characters)."""
+    import re
+
+    return "-".join(re.findall(r"[a-z0-9]+", text.lower()))[:60].strip("-")

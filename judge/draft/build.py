@@ -110,12 +110,15 @@ def _drop(draft: Draft, item: Ref, why: str) -> bool:
     return False
 
 
-def finish(draft: Draft, tools: dict[str, ToolInfo], *, with_rules: bool = True) -> dict[str, Any]:
-    """Rules, checkpoints and a scenario that passes the fixture checks (offending items dropped)."""
+def finish(draft: Draft, tools: dict[str, ToolInfo], *, with_rules: bool = True,
+           with_checkpoints: bool = True) -> dict[str, Any]:
+    """Rules, checkpoints and a scenario that passes the fixture checks (offending items dropped).
+    A policy (`with_checkpoints` False) has none: an implicit final checkpoint covers the run."""
     if with_rules:
         draft.rules = draft_rules(draft, tools)
     for _ in range(50):
-        checkpoints(draft)
+        if with_checkpoints:
+            checkpoints(draft)
         scenario, refs = scenario_of(draft)
         try:
             model = validate_scenario(scenario, "draft")

@@ -7,7 +7,8 @@ value of the same kind, or says what the new value replaces ("... instead of bui
 database" for the fact stated with "a new shadow database, orders_v2_shadow"). An uncertainty is
 settled when a later message names one of its options. A `revoke` is drafted when the user asks
 for, or allows, the very action (and object) a restriction forbade ("Migrate orders_db in place"
-after "do not migrate ... orders_db"); only the user revokes.
+after "do not migrate ... orders_db"); only the user revokes. A request for an action that waits for
+the user's confirmation ("Yes, book it") confirms it once: it lifts nothing.
 """
 
 from __future__ import annotations
@@ -139,8 +140,10 @@ def revokes_in(draft: Draft, sentence: str, values: list[Value], turn: int, even
     named = {canonical(v).lower() for v in values if not negated_at(sentence, v.start, v.end, history=False)}
     out = []
     for entry in draft.entries:
+        # A confirm-before entry is not lifted by the request it waited for ("Yes, book it"): that
+        # request is the confirmation its `authorised` rule reads, once.
         if entry.turn >= turn or entry.class_ not in ("constraint", "permission") or not entry.verbs \
-                or entry.mode in ("permit", "only") or _revoked(draft, entry.key):
+                or entry.mode in ("permit", "only", "confirm", "limit") or _revoked(draft, entry.key):
             continue
         if not asked & set(entry.verbs):
             continue

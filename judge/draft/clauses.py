@@ -2,7 +2,7 @@
 
 "Keep the original database: do not migrate or drop anything in orders_db." is one sentence of two
 clauses: the head "Keep the original database" (it names the restriction) and the body "do not
-migrate or drop anything in orders_db" (it says what is forbidden). Splits happen at `;`, at a
+migrate or drop anything in orders_db" (it says what is forbidden). Splits happen at `;`, before ", I'll", at a
 colon after a short head, and before each restriction cue ("..., but do not deploy anything"), so
 that every clause carries at most one cue.
 """
@@ -17,27 +17,42 @@ from judge.text.cues import sentences
 
 PROHIBIT = re.compile(
     r"\b(?:do not|don't|dont|never|must not|mustn't|may not|cannot|can't|should not|shouldn't|shall not|"
-    r"(?:are|is) not (?:allowed |permitted )?to|not allowed to|no longer)\s+", re.IGNORECASE)
+    r"(?:are|is) not (?:allowed |permitted )?to|not allowed to|no longer|you(?:'re| are) not to|"
+    r"(?:are|is) not supposed to|under no circumstances(?: (?:should|may|can|will|are) you(?: to)?)?|"
+    r"refrain from|avoid|stay away from|hands off)\s+", re.IGNORECASE)
+# A prohibition stated of its object: "Production is off limits", "admin rights are out of the question".
+FORBIDDEN_STATE = re.compile(
+    r"\b(?:is|are|'s|'re|stays?|remains?)\s+(?:strictly\s+|absolutely\s+|completely\s+|totally\s+)?"
+    r"(?:off[- ]limits|out of bounds|out of the question|forbidden|prohibited|not allowed|not permitted|banned|"
+    r"not an option)\b", re.IGNORECASE)
 NO_NOUN = re.compile(r"\bno\s+(?:more\s+)?([a-z]+)\b", re.IGNORECASE)
 PERMIT = re.compile(r"\b(?:you\s+)?(?:may|can|are allowed to|are free to|feel free to|are welcome to)\s+"
                     r"(?!only\b|not\b)", re.IGNORECASE)
 FREELY = re.compile(r"\b(?:freely|as you like|as needed|if needed|as much as you (?:like|want)|at will)\b",
                     re.IGNORECASE)
 ONLY = re.compile(r"(?<!\bif and )\bonly\b(?! if\b)", re.IGNORECASE)  # not "if and only if"
+_YES_WORDS = (r"(?:confirm(?:ed)?|approve[ds]?|sa(?:y|id) (?:so|yes|ok|okay|go)|signed off|sign off|"
+              r"give (?:you )?(?:the )?(?:go-ahead|ok|okay)|given (?:you )?(?:the )?(?:go-ahead|ok|okay)|"
+              r"ok(?:'d|ed)? it|okay(?:'d|ed)? it)")
+_MY_YES = r"(?:explicit\s+)?(?:approval|confirmation|permission|go-ahead|ok|okay|sign-off|yes)"
 CONFIRM = re.compile(
-    r"\b(?:until|unless|before|without)\s+(?:I|we)\s+(?:have\s+)?(?:confirm|approve|say so|sign off|"
-    r"give (?:you )?(?:the )?(?:go-ahead|ok|okay))|\bask (?:me|for (?:my )?(?:confirmation|approval|"
-    r"permission))(?: first| before)?|\bwait for my (?:confirmation|approval|go-ahead|ok|okay)|\bonly (?:once|"
-    r"after) (?:I|we) (?:confirm|approve)|\bwithout my (?:approval|confirmation|permission|ok|okay)|"
-    r"\bcheck with me (?:first|before)", re.IGNORECASE)
+    r"\b(?:until|unless|before|without|till)\s+(?:I|we)(?:'ve|\s+have)?\s+" + _YES_WORDS +
+    r"|\bask (?:me|for (?:my )?(?:confirmation|approval|permission))(?: first| before)?"
+    r"|\b(?:wait for|get|need|ask for|have) my " + _MY_YES + r"(?: first| before)?"
+    r"|\bonly (?:once|after|when) (?:I|we)(?:'ve| have)? (?:confirm|approve|say)"
+    r"|\bwithout my " + _MY_YES +
+    r"|\b(?:check|confirm) with me(?: first| before)?|\brun it by me\b|\bconfirm (?:first|before)\b"
+    r"|\bwithout (?:asking|checking with|consulting) (?:me|us)\b", re.IGNORECASE)
 RESERVED = re.compile(r"\b(?:I|we)(?:'ll| will)?\s+([a-z]+)\s+(?:[a-z]+\s+){0,3}?(?:myself|ourselves)\b|"
                       r"\bonly (?:I|we) (?:may|can|will|am allowed to)\s+([a-z]+)|\bleave (?:the )?"
                       r"([a-z]+)(?:ing)?\b[^.]{0,20}\bto me\b", re.IGNORECASE)
 KEEP = re.compile(r"^\s*(?:please\s+)?keep\b|\bleave\b[^.,;]{1,40}\b(?:untouched|alone|as it is|intact)\b|"
                   r"\buntouched\b", re.IGNORECASE)
+# "Keep Lee out of the #leadership channel": what follows "out of" is forbidden ground.
+KEEP_OUT = re.compile(r"\bkeep\b[^.,;]{1,40}?\bout of\b", re.IGNORECASE)
 READ_ONLY = re.compile(r"\bread[- ]only\b", re.IGNORECASE)
 _SPLIT_BEFORE = re.compile(r",?\s+(?:but|and|then)\s+(?=(?:do not|don't|never|must not|you may|you can|"
-                           r"only)\b)|;\s*", re.IGNORECASE)
+                           r"only)\b)|;\s*|,\s+(?=(?:I|we)(?:'ll| will)\s)", re.IGNORECASE)
 
 
 @dataclass

@@ -17,6 +17,7 @@ from judge.draft.clauses import split_sentence
 from judge.draft.facts import facts_in, uncertainty_in
 from judge.draft.items import DeltaItem, Draft, Entry, Evidence
 from judge.draft.lexicon import stem_equal, words
+from judge.draft.limits import limit_in
 from judge.draft.requests import completion_of, goal_entry, requests_in
 from judge.draft.restrictions import narrow_grants, sentence_entries
 from judge.draft.source import Conversation, Utterance
@@ -60,7 +61,13 @@ def _user_message(draft: Draft, utterance: Utterance, named: set[str]) -> None:
             draft.deltas += found.deltas
             used |= found.used
             draft.deltas += revokes_in(draft, sentence, values, utterance.turn, utterance.event)
-        entries, taken = sentence_entries(split_sentence(sentence, utterance.event, utterance.turn))
+        bounded = limit_in(sentence, values, utterance.turn, utterance.event)
+        clauses = split_sentence(sentence, utterance.event, utterance.turn)
+        if bounded is not None:  # the clause stating the bound states no other restriction ("without asking me")
+            add_entry(draft, bounded)
+            used |= set(bounded.values)
+            clauses = [c for c in clauses if not any(v.text in bounded.values for v in c.values)]
+        entries, taken = sentence_entries(clauses) if clauses else ([], set())
         restrictions += entries
         used |= taken
         open_question = uncertainty_in(sentence, utterance.turn, utterance.event)

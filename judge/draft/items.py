@@ -20,14 +20,19 @@ class Evidence:
 
     event: str
     turn: int
-    kind: str  # user | tool-result
+    kind: str  # user | tool-result | policy (a sentence of a policy document)
     quote: str
+    section: str | None = None  # policy: the heading the sentence sits under
 
-    def short(self) -> str:
+    def short(self, kind: str | None = None) -> str:
+        """`e8 (user, turn 4): "Use Firefox from now on"`; `kind` replaces the event's kind in it; a
+        policy sentence: `wiki.md:44 (Modify flight): "..."`."""
         quote = " ".join(self.quote.split())
         if len(quote) > QUOTE_LIMIT:
             quote = quote[: QUOTE_LIMIT - 1] + "…"
-        return f'{self.event} ({self.kind}, turn {self.turn}): "{quote}"'
+        if self.kind == "policy":
+            return f'{self.event} ({self.section or "policy"}): "{quote}"'
+        return f'{self.event} ({kind or self.kind}, turn {self.turn}): "{quote}"'
 
 
 @dataclass
@@ -58,6 +63,11 @@ class Entry:
     alternatives: tuple[str, ...] = ()  # uncertainties: the options the user named
     quantity_one: bool = False  # requests: "one", "a single", "once"
     sensitivity_why: str | None = None  # the cue a non-normal sensitivity was guessed from
+    bound: tuple[str, float] | None = None  # limits: ("max" | "min", the number)
+    confirmable: bool = False  # limits: the user may allow going beyond the bound ("without asking me")
+    value_nouns: dict[str, str] = field(default_factory=dict)  # value -> the noun next to it ("staging cluster")
+    policy_actions: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # policy: (verb, object) pairs
+    conditional: bool = False  # policy: stated under a condition the drafter cannot check (no rule)
 
     def note(self, text: str) -> None:
         if text not in self.review:
@@ -112,6 +122,8 @@ class Draft:
     header: list[str] = field(default_factory=list)  # provenance lines for the top comment
     notes: list[str] = field(default_factory=list)  # file-level review notes
     dropped: list[str] = field(default_factory=list)  # items the fixture checks refused, with why
+    task_event: str | None = None  # no user message: the task statement drafted from in its place
+    policy: bool = False  # drafted from a written policy (judge.draft.policy), not from traces
 
     def entry(self, key: str) -> Entry | None:
         return next((e for e in self.entries if e.key == key), None)

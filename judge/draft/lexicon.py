@@ -1,6 +1,7 @@
-"""The cue tables of the offline drafter: action verbs and their families, words that carry no
-content, and the nouns that name a kind of value. Plain data, read by every extraction module, so
-that what the drafter recognises can be read in one place (and extended without touching code).
+"""The cue tables of the offline drafter: action verbs and their families (judge.text.verbs, shared
+with the claim detector), words that carry no content, and the nouns that name a kind of value.
+Plain data, read by every extraction module, so that what the drafter recognises can be read in one
+place (and extended without touching code).
 
 These tables were written against the bundled examples (see benchmarks/RESULTS.md, "Drafting
 ledgers"): they recognise plain English phrasings, not every way a user can say something. What
@@ -11,27 +12,7 @@ from __future__ import annotations
 
 import re
 
-# Action families: canonical verbs, and the words that mean them. A verb's family decides which
-# tools can perform it (judge.draft.tools) and how sensitive the action is (judge.draft.sensitivity).
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "deploy": ("deploy", "redeploy", "release", "publish", "ship", "rollout", "promote"),
-    "delete": ("delete", "remove", "drop", "truncate", "purge", "wipe", "destroy", "erase", "rm"),
-    "migrate": ("migrate",),
-    "restart": ("restart", "reboot", "kill", "stop", "shutdown", "terminate", "reset"),
-    "write": ("edit", "write", "modify", "change", "patch", "update", "alter", "set", "apply", "replace",
-              "rename", "move", "insert", "commit", "configure", "overwrite", "rewrite", "fix", "repair"),
-    "create": ("create", "make", "add", "provision", "build", "prepare", "generate", "draft", "take",
-               "copy", "seed", "install", "backup", "open"),
-    "send": ("send", "email", "mail", "message", "post", "notify", "share", "upload", "export", "forward"),
-    "pay": ("pay", "purchase", "buy", "charge", "refund", "book", "transfer", "submit", "order"),
-    "cancel": ("cancel",),
-    "merge": ("merge", "push", "rebase"),
-    "run": ("run", "execute", "exec", "test", "start", "launch", "invoke", "trigger", "retry"),
-    "read": ("read", "view", "get", "list", "search", "grep", "fetch", "query", "show", "describe",
-             "check", "find", "inspect", "look", "investigate", "browse", "download", "see", "review"),
-    "use": ("use", "access", "touch", "contact", "call", "connect", "target", "hit", "go"),
-}
-VERB_FAMILY: dict[str, str] = {verb: family for family, verbs in FAMILIES.items() for verb in verbs}
+from judge.text.verbs import EXTRA_VERBS, FAMILIES, VERB_FAMILY, family_of, verb_of  # noqa: F401 (re-exported)
 
 # Verbs that ask for information or judgement rather than work: no completion entry (the goal holds it).
 INFO_VERBS = set(FAMILIES["read"]) | {"decide", "tell", "explain", "report", "confirm", "verify", "determine",
@@ -50,13 +31,6 @@ NOUN_VERBS: dict[str, str] = {
     "submission": "submit", "purchase": "purchase", "purchases": "purchase", "booking": "book",
     "cancellation": "cancel", "upgrade": "upgrade", "reboot": "reboot",
 }
-EXTRA_VERBS = ("upgrade", "downgrade", "approve", "sign", "close", "uninstall", "investigate", "decide",
-               "tell", "explain", "report", "confirm", "verify", "determine", "keep", "continue", "switch",
-               "pick", "choose", "prefer", "select", "stick", "have", "give", "do", "fly")
-_IRREGULAR = {"ran": "run", "made": "make", "sent": "send", "built": "build", "took": "take", "kept": "keep",
-              "done": "do", "did": "do", "gave": "give", "set": "set", "put": "put", "shut": "shutdown",
-              "wrote": "write", "written": "write", "chosen": "choose", "flew": "fly"}
-
 # Words with no content of their own in an object phrase or a key.
 STOP = frozenset("""
 a an the this that these those it its it's them they their there here my our your his her me us you i we
@@ -97,33 +71,6 @@ def words(text: str) -> list[str]:
 
 def content_words(text: str) -> list[str]:
     return [w for w in words(text.replace("_", " ").replace("-", " ")) if w not in STOP and len(w) > 1]
-
-
-def verb_of(word: str) -> str | None:
-    """The canonical verb of an inflected word ("dropped" -> drop, "migrating" -> migrate,
-    "redeploy" -> redeploy), or None when the word is not an action verb we know."""
-    w = word.lower().strip("'’")
-    if w in _IRREGULAR:
-        return _IRREGULAR[w]
-    if w in VERB_FAMILY or w in EXTRA_VERBS:
-        return w
-    for suffix, restore in (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("d", ""), ("es", ""),
-                            ("s", "")):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 2:
-            stem = w[: len(w) - len(suffix)] + restore
-            if stem in VERB_FAMILY or stem in EXTRA_VERBS:
-                return stem
-            if len(stem) > 3 and stem[-1] == stem[-2] and stem[:-1] in VERB_FAMILY:  # dropped, stopped
-                return stem[:-1]
-    return None
-
-
-def family_of(verb: str) -> str | None:
-    if verb in VERB_FAMILY:
-        return VERB_FAMILY[verb]
-    if verb.startswith("re") and verb[2:] in VERB_FAMILY:  # redeploy, rebuild
-        return VERB_FAMILY[verb[2:]]
-    return None
 
 
 def stem_equal(a: str, b: str) -> bool:

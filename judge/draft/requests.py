@@ -29,8 +29,18 @@ _REQUEST = re.compile(r"\b(?:please|we need|I need|I want|I'd like|asks? for|has
 _SEGMENT = re.compile(r",\s*(?:and\s+)?(?:then\s+)?|;\s*|\s+and then\s+|\s+and\s+(?=[a-z]+\s)", re.IGNORECASE)
 _PREPOSITIONS = {"in", "on", "at", "to", "for", "with", "from", "against", "into", "by", "via", "using", "after",
                  "before", "until", "once", "so", "because", "when", "while", "if", "instead", "without", "of"}
-_ONE = re.compile(r"^(?:one|a single|exactly one|only one|just one)\b|\b(?:only|just|exactly) once\b|\bonce\s*$",
+_ONE = re.compile(r"^(?:one|a single|exactly one|only one|just one)\b|\b(?:only|just|exactly) once\b|\bonce\s*$|"
+                  r"\b(?:a single|one|only one|just one) time\b",
                   re.IGNORECASE)  # "once" as "one time", not as "after" ("once the backup has completed")
+# "a GitHub account and a Slack account, just one of each": every piece of work of the sentence, once.
+_ONE_EACH = re.compile(r"\b(?:just |only |exactly )?one (?:of each|each|apiece)\b", re.IGNORECASE)
+# Two-word verbs whose particle changes the action ("set up an account" creates one).
+PHRASAL: dict[tuple[str, str], str] = {
+    ("set", "up"): "create", ("spin", "up"): "create", ("sign", "up"): "create", ("put", "together"): "create",
+    ("clean", "up"): "delete", ("clear", "out"): "delete", ("tear", "down"): "delete", ("wipe", "out"): "delete",
+    ("shut", "down"): "shutdown", ("roll", "out"): "rollout", ("back", "up"): "backup", ("write", "up"): "write",
+    ("look", "up"): "look", ("check", "out"): "check", ("hand", "over"): "send", ("send", "over"): "send",
+}
 _EACH = re.compile(r"\b(?:each|every|per|all)\b", re.IGNORECASE)
 _PRONOUNS = {"it", "them", "this", "that", "these", "those"}
 
@@ -84,8 +94,11 @@ def requests_in(sentence: str) -> list[Request]:
             previous = None
             continue
         first, _, rest = text.partition(" ")
-        verb = verb_of(first)
-        if verb is None or verb != first.lower():
+        particle, _, after = rest.partition(" ")
+        verb, phrasal = verb_of(first), PHRASAL.get((first.lower(), particle.lower()))
+        if phrasal is not None:
+            verb, rest = phrasal, after
+        elif verb is None or verb != first.lower():
             if previous and first.lower() in ("the", "a", "an"):  # "..., then the invoice suite"
                 verb, rest = previous, text
             else:
@@ -95,7 +108,8 @@ def requests_in(sentence: str) -> list[Request]:
             previous = None
             continue
         objects, _ = _object(rest)
-        one = bool(_ONE.search(rest.strip())) and not _EACH.search(rest)  # "one duplicate for each day": several
+        one = (bool(_ONE.search(rest.strip())) and not _EACH.search(rest)) or bool(_ONE_EACH.search(sentence))
+        # ("one duplicate for each day": several; "one of each": one per piece of work)
         found.append(Request(verb, objects, text, one, bool(find_values(rest))))
         previous = verb
     return found

@@ -14,10 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from judge.draft.clauses import CONFIRM, FREELY, KEEP, NO_NOUN, ONLY, PERMIT, PROHIBIT, READ_ONLY, RESERVED, Clause
+from judge.draft.clauses import (CONFIRM, FORBIDDEN_STATE, FREELY, KEEP, KEEP_OUT, NO_NOUN, ONLY, PERMIT, PROHIBIT,
+                                 READ_ONLY, RESERVED, Clause)
 from judge.draft.items import Entry, Evidence
 from judge.draft.lexicon import NOUN_VERBS, content_words, family_of, snake, verb_of
-from judge.draft.values import Value, canonical
+from judge.draft.values import Value, canonical, noun_near
 
 _TOKEN = re.compile(r"[A-Za-z][\w'-]*|,")
 _NOT_ACTIONS = {"confirm", "approve", "ask", "wait", "check", "say", "sign", "give", "have", "do", "keep",
@@ -66,11 +67,12 @@ def _actions(text: str, values: list[Value] | None = None, offset: int = 0) -> l
     return out
 
 
-def _object(clause: Clause, offset: int) -> tuple[list[str], list[Value]]:
-    """Content words (values left out) and values of the clause from `offset` on."""
+def _object(clause: Clause, offset: int, until: int | None = None) -> tuple[list[str], list[Value]]:
+    """Content words (values left out) and values of the clause from `offset` on (up to `until`)."""
     start = clause.start + offset
-    values = [v for v in clause.values if v.start >= start]
-    text = clause.sentence[start:clause.start + len(clause.text)]
+    end = clause.start + (len(clause.text) if until is None else until)
+    values = [v for v in clause.values if v.start >= start and v.end <= end]
+    text = clause.sentence[start:end]
     for v in sorted(values, key=lambda v: -v.start):
         text = text[:v.start - start] + " " + text[v.end - start:]
     return [w for w in content_words(text) if (verb_of(w) is None or w in NOUN_VERBS) and w not in _FREE_WORDS], values
@@ -90,11 +92,20 @@ def parse(clause: Clause) -> Restriction | None:
     if prohibit:
         verbs, at = _verb_list(text[prohibit.end():])
         first = text[prohibit.end():].split()[:1]
-        if not verbs and first and first[0].lower() not in _PREFERENCE:
-            return None
         objects, values = _object(clause, prohibit.end() + at)
+        if not verbs and not values and first and first[0].lower() not in _PREFERENCE:
+            return None  # "stay away from production" forbids a value; "never mind" nothing
         return Restriction("prohibit", clause, verbs, objects, values, bool(_EXCLUSIVE.search(text)),
                            never="never" in prohibit.group().lower())
+    stated = FORBIDDEN_STATE.search(text)
+    if stated:  # "Production is off limits": the subject is what is forbidden
+        objects, values = _object(clause, 0, stated.start())
+        verbs = _actions(text[:stated.start()], clause.values, clause.start)
+        return Restriction("prohibit", clause, verbs, [w for w in objects if verb_of(w) not in verbs], values)
+    keep_out = KEEP_OUT.search(text)
+    if keep_out:  # "Keep Lee out of the #leadership channel": what follows "out of" is forbidden ground
+        objects, values = _object(clause, keep_out.end())
+        return Restriction("prohibit", clause, [], objects, values)
     no_noun = NO_NOUN.search(text)
     if no_noun and no_noun.group(1).lower() in NOUN_VERBS:
         objects, values = _object(clause, no_noun.end())
@@ -186,6 +197,8 @@ def entry_of(parts: list[Restriction], head: str | None, turn: int, event: str,
                  objects=tuple(dict.fromkeys(w for p in parts for w in p.objects if w not in _FREE_WORDS)),
                  allowed=tuple(dict.fromkeys(v for p in allowing for v in p.verbs)), allowed_values=allowed_values,
                  kinds={canonical(v): v.kind for p in parts for v in p.values},
+                 value_nouns={canonical(v): noun for p in parts for v in p.values
+                              if (noun := noun_near(p.clause.sentence, v, p.clause.values))},
                  quantity_one=any(p.exclusive for p in parts))
 
 

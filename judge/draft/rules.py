@@ -19,7 +19,7 @@ from __future__ import annotations
 from judge.checks.kinds.authorised import CONFIRM_PHRASES
 from judge.draft.items import Draft, Entry, RuleItem
 from judge.draft.source import ToolInfo
-from judge.draft.tools import arg_for, args_of_kind, idempotency_arg, tools_doing
+from judge.draft.tools import arg_for, args_of_kind, idempotency_arg, reads_first, tools_doing
 
 MAX_ARG_RULES = 4
 _LISTABLE = ("path", "id", "code", "quoted", "url")  # kinds an allow-list holds (not amounts or dates)
@@ -39,12 +39,18 @@ def _rule(entry: Entry, tools: dict[str, ToolInfo], data: dict, names: list[str]
                     tool_from=_origin(tools, names or []) if names else None)
 
 
+_NEVER_FORBIDDEN = ("date", "time", "amount")  # "I'll do prod myself tomorrow": "tomorrow" forbids nothing
+
+
 def _value_args(entry: Entry, tools: dict[str, ToolInfo]) -> list[RuleItem]:
-    """Forbidden values any call may carry: one rule per argument name of the value's kind."""
+    """Forbidden values any call may carry: one rule per argument name of the value's kind (or
+    named by the noun next to it: "the #leadership channel")."""
     out = []
     for value in entry.values:
         kind = entry.kinds.get(value)
-        args = args_of_kind(tools, kind) if kind else []
+        if kind in _NEVER_FORBIDDEN:
+            continue
+        args = args_of_kind(tools, kind, entry.value_nouns.get(value)) if kind else []
         for arg in args:
             out.append(_rule(entry, tools, {"check": "forbidden-call", "tool": "*", "args": {arg: f"{value}*"}},
                              list(tools)))
@@ -75,14 +81,18 @@ def _tool_rules(entry: Entry, tools: dict[str, ToolInfo], name: str, *, confirm:
         return [_rule(entry, tools, {"check": "authorised", "tool": name, "confirm": list(CONFIRM_PHRASES)}, [name])]
     check = "forbidden-call"
     info = tools[name]
-    placed = [v for v in entry.values if entry.kinds.get(v) != "environment"]
+    # An environment is placed on the tool's argument for it ("do not deploy to production":
+    # deploy {environment: production*}); with no such argument, the action is forbidden whole.
+    placed = [v for v in entry.values if entry.kinds.get(v) not in _NEVER_FORBIDDEN
+              and (entry.kinds.get(v) != "environment" or arg_for(info, "environment", ()) is not None)]
     if not placed:
         return [_rule(entry, tools, {"check": check, "tool": name}, [name])]
     out = []
     for value in placed:
         arg = arg_for(info, entry.kinds.get(value), entry.objects + tuple(entry.context))
         if arg is not None:
-            out.append(_rule(entry, tools, {"check": check, "tool": name, "args": {arg: _glob_escape(value)}}, [name]))
+            glob = _glob_escape(value) + ("*" if entry.kinds.get(value) == "environment" else "")
+            out.append(_rule(entry, tools, {"check": check, "tool": name, "args": {arg: glob}}, [name]))
             continue
         args = info.string_args()[:MAX_ARG_RULES]
         entry.note(f'{name} has no argument named for "{value}": drafted one rule per string argument '
@@ -98,7 +108,9 @@ def allowing(entry: Entry, tools: dict[str, ToolInfo]) -> list[RuleItem]:
         return []
     out = []
     environments = [v for v in entry.allowed_values if entry.kinds.get(v) == "environment"]
-    for arg in args_of_kind(tools, "environment") if environments else []:
+    nouns = {entry.value_nouns[v] for v in environments if v in entry.value_nouns}
+    env_args = list(dict.fromkeys(a for noun in nouns | {None} for a in args_of_kind(tools, "environment", noun)))
+    for arg in env_args if environments else []:
         out.append(_rule(entry, tools, {"check": "scope", "tool": "*", "arg": arg,
                                         "allow": [f"{_glob_escape(v)}*" for v in environments]}, list(tools)))
     values = [v for v in entry.allowed_values if v not in environments and entry.kinds.get(v) in _LISTABLE]
@@ -115,6 +127,29 @@ def allowing(entry: Entry, tools: dict[str, ToolInfo]) -> list[RuleItem]:
             entry.note(f"{name} has no argument for {values[0]!r}: the allow-list has no rule on it")
             continue
         out.append(_rule(entry, tools, {"check": "scope", "tool": name, "arg": arg, "allow": allow}, [name]))
+    return out
+
+
+def limiting(entry: Entry, tools: dict[str, ToolInfo]) -> list[RuleItem]:
+    """A `limit` on the amount argument of the tools doing the bounded action (none named: every
+    tool that is not a read and has an amount argument)."""
+    side, number = entry.bound
+    names = list(dict.fromkeys(n for verb in entry.verbs for n in tools_doing(verb, entry.objects, tools)))
+    if not names:
+        names = [n for n in sorted(tools) if not reads_first(n) and arg_for(tools[n], "amount", ()) is not None]
+    out = []
+    for name in names:
+        arg = arg_for(tools[name], "amount", ())
+        if arg is None:
+            entry.note(f"{name} has no amount argument: the limit has no rule on it")
+            continue
+        bound = int(number) if float(number).is_integer() else number
+        data = {"check": "limit", "tool": name, "arg": arg, side: bound}
+        if entry.confirmable:
+            data["confirm"] = list(CONFIRM_PHRASES)
+        out.append(_rule(entry, tools, data, [name]))
+    if not out:
+        entry.note("no tool in the trace or --tools takes an amount for this limit: no rule guards it")
     return out
 
 
@@ -173,6 +208,8 @@ def draft_rules(draft: Draft, tools: dict[str, ToolInfo]) -> list[RuleItem]:
     for entry in draft.entries:
         if entry.mode == "tool-done":
             rules += done_again(entry, tools)
+        elif entry.mode == "limit":
+            rules += limiting(entry, tools)
         elif entry.class_ in ("constraint", "permission"):
             rules += forbidding(entry, tools) + allowing(entry, tools)
         elif entry.class_ == "completion":

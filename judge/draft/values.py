@@ -21,6 +21,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("url", re.compile(r"\bhttps?://[^\s,;)\"'<>]+[^\s,;)\"'<>.]")),
     ("path", re.compile(r"(?<![\w@/.-])(?:\.{1,2}/|/)?(?:[\w.*-]+/)+[\w.*-]*[\w*/]"
                         r"|(?<![\w/.-])[\w.-]*\w\.(?:" + _EXTENSIONS + r")(?![\w-])")),
+    ("channel", re.compile(r"(?<![\w#&/])#[A-Za-z][\w-]{1,40}(?![\w-])")),  # "#leadership" (chat channels)
     ("time", re.compile(r"(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?(?:UTC|GMT|Z|[AaPp]\.?[Mm]\.?|EST|EDT|PST|PDT|CET|CEST))?"
                         r"(?![\w:])|\b\d{1,2}\s?(?:am|pm)\b(?:\s(?:est|edt|pst|pdt|utc)\b)?", re.IGNORECASE)),
     ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b" + _MONTHS + r"\s\d{1,2}(?:st|nd|rd|th)?\b(?:,?\s\d{4}\b)?"
@@ -41,7 +42,7 @@ _WORD_SPAN = re.compile(r"[A-Za-z][\w-]*")
 @dataclass(frozen=True)
 class Value:
     text: str
-    kind: str  # quoted url path time date amount version id code browser environment
+    kind: str  # quoted url path channel time date amount version id code browser environment
     start: int
     end: int
 
@@ -125,7 +126,7 @@ def noun_near(sentence: str, value: Value, values: list[Value] | None = None) ->
 
 def key_for(sentence: str, value: Value, values: list[Value] | None = None) -> str:
     """The key a fact with this value is drafted under."""
-    if value.kind in ("browser", "environment", "amount", "date", "time"):
+    if value.kind in ("browser", "environment", "amount", "date", "time", "channel"):
         return value.kind
     noun = noun_near(sentence, value, values)
     if value.kind == "version":

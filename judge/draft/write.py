@@ -35,8 +35,14 @@ def _comment(text: str, indent: str) -> str:
     return f"{indent}# {_CONTROL.sub(' ', text).strip()}"
 
 
-def _evidence_lines(evidence: list[Evidence], origin: str, indent: str, prefix: str = "") -> list[str]:
-    lines = [_comment(f"{prefix if i == 0 else ''}{e.short().replace(':', f' [{origin}]:', 1)}", indent)
+TASK_STATEMENT = "task statement"  # the kind shown for evidence from a task statement (no user message)
+
+
+def _evidence_lines(evidence: list[Evidence], origin: str, indent: str, prefix: str = "",
+                    task_event: str | None = None) -> list[str]:
+    lines = [_comment(f"{prefix if i == 0 else ''}"
+                      f"{e.short(TASK_STATEMENT if e.event == task_event else None).replace('): ', f') [{origin}]: ', 1)}",
+                      indent)
              for i, e in enumerate(evidence[:MAX_EVIDENCE])]
     if len(evidence) > MAX_EVIDENCE:
         lines.append(_comment(f"... and {len(evidence) - MAX_EVIDENCE} more event(s): "
@@ -48,17 +54,17 @@ def _review_lines(key: str, notes: list[str], indent: str) -> list[str]:
     return [_comment(f"review: {key}: {note}", indent) for note in notes]
 
 
-def _item_comments(item: Entry | DeltaItem | RuleItem | None, indent: str) -> list[str]:
-    if isinstance(item, Entry):
-        return _evidence_lines(item.evidence, item.origin, indent) + _review_lines(item.key, item.review, indent)
-    if isinstance(item, DeltaItem):
-        return _evidence_lines(item.evidence, item.origin, indent) + _review_lines(item.key, item.review, indent)
+def _item_comments(item: Entry | DeltaItem | RuleItem | None, indent: str, task_event: str | None = None) -> list[str]:
+    if isinstance(item, (Entry, DeltaItem)):
+        return _evidence_lines(item.evidence, item.origin, indent, task_event=task_event) + \
+            _review_lines(item.key, item.review, indent)
     if isinstance(item, RuleItem):
         tool = item.data.get("tool")
         where = "" if not item.tool_from else (
             f"; any tool (argument names known from {item.tool_from})" if tool == "*" else
             f"; tool {tool} known from {item.tool_from}" if tool else f"; argument known from {item.tool_from}")
-        lines = _evidence_lines(item.evidence, item.origin, indent, prefix=f"guards {item.key}{where}; ")
+        lines = _evidence_lines(item.evidence, item.origin, indent, prefix=f"guards {item.key}{where}; ",
+                                task_event=task_event)
         return lines + _review_lines(item.key, item.review, indent)
     return []
 
@@ -70,15 +76,24 @@ def _block(mapping: dict[str, Any]) -> list[str]:
     return lines
 
 
+_POLICY_INTRO = [
+    "Drafted by `judge draft --policy-doc` from a written policy. Every entry and rule below cites the",
+    "sentence it came from (file:line and its section) and how it was found ([offline]: the cue tables).",
+    "Sentences with a condition the drafter cannot check are entries without rules, for the judge.",
+    "Review each one (keep, fix or delete it), then delete the line `draft: true`: `judge grade`",
+    "refuses a draft until then. `judge lint` on this file lists what to check.",
+]
+
+
 def header_lines(draft: Draft) -> list[str]:
-    lines = [
+    intro = _POLICY_INTRO if draft.policy else [
         "Drafted by `judge draft` from what the user said and what tools returned, never from what the",
         "agent did. Every entry, delta and rule below names the event and the words it came from, and",
         "how it was found: [offline] the cue tables, [model] the model-assisted layer, [offline+model] both.",
         "Review each one (keep, fix or delete it), then delete the line `draft: true`: `judge grade`",
         "refuses a draft until then. `judge lint` on this file lists what to check.",
-        *draft.header,
     ]
+    lines = [*intro, *draft.header]
     lines += [f"note: {n}" for n in draft.notes]
     lines += [f"review: dropped {d}" for d in draft.dropped]
     return [_comment(line, "") for line in lines]
@@ -96,6 +111,6 @@ def to_yaml(draft: Draft) -> str:
                 out.append(_comment(draft.checkpoint_why[i], "  "))
                 out.append(f"  - {_flow(data)}")
                 continue
-            out += _item_comments(refs.get((section, i)), "  ")
+            out += _item_comments(refs.get((section, i)), "  ", draft.task_event)
             out += _block(data) if section == "ledger" else [f"  - {_flow(data)}"]
     return "\n".join(out) + "\n"

@@ -111,7 +111,7 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
                          digest=digest)
     rules.share_calls(reader.calls)
     rules.read_header(reader.header)
-    acc = RunAccumulator()
+    acc = RunAccumulator(restatements=rules.restatements)
     summaries: list | None = [] if audits_summaries(judge) else None  # kept only when audited
     unknown: dict[str, str] = {}
     # A policy names no keys of an agent's own memory: its writes are no typos of ledger keys.
@@ -174,7 +174,8 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
                 cost.cost_usd = (cost.cost_usd or 0.0) + r.cost_usd
     cost.estimated_input_tokens = sum(u.estimated_tokens for u in cost.requests)
     metrics: Metrics = component_metrics(findings, acc.recovery, ledger,
-                                          {rid: spec.family for rid, spec in zip(rules.ids, rules.specs)})
+                                          {rid: spec.family for rid, spec in zip(rules.ids, rules.specs)},
+                                          rules.progress)
     leak_checks = leak_kinds()
     leaks = [Leak(key=h.key, event=h.event, turn=h.turn, rule=h.rule, where=_leak_where(h.detail))
              for w in acc.windows for h in w.hits if h.violated and h.check in leak_checks]

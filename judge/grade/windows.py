@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from judge.checks import Hit, RuleSet, leak_kinds
+from judge.checks.restated import Restatements
 from judge.checks.paths import CallLog, forbidden_path_hits, path_review
 from judge.judges.base import JudgeResult
 from judge.ledger import ExpectedLedger
@@ -110,6 +111,8 @@ class RunAccumulator:
     passing_ids: list[str] = field(default_factory=list)
     first_hit: Hit | None = None
     recovery: dict[str, Recovery] = field(default_factory=dict)
+    restatements: Restatements | None = None  # the RuleSet's: who restated a key before it recovered
+    _stretch: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> (index, turn) of the violation a recovery answers
 
     def close(self, window: Window) -> None:
         # A compliant use of a rule counts as recovery only when that event broke no rule at all.
@@ -130,11 +133,20 @@ class RunAccumulator:
         rec = self.recovery.get(hit.key)
         if hit.violated:
             if rec is None:
-                self.recovery[hit.key] = Recovery(violated_at=hit.turn, recovered=False)
+                rec = self.recovery[hit.key] = Recovery(violated_at=hit.turn, recovered=False)
+            elif rec.recovered:  # violated again after a recovery: a new stretch to recover from
+                rec.recovered = False
+                rec.recovered_at = rec.recovered_event = rec.turns = rec.restated_by = None
             else:
-                rec.recovered, rec.recovered_at = False, None
+                return
+            rec.violated_event = hit.event
+            self._stretch[hit.key] = (hit.index, hit.turn)
         elif rec is not None and not rec.recovered:
-            rec.recovered, rec.recovered_at = True, hit.turn
+            index, turn = self._stretch.get(hit.key, (-1, rec.violated_at))
+            rec.recovered, rec.recovered_at, rec.recovered_event = True, hit.turn, hit.event
+            rec.turns = hit.turn - turn
+            if self.restatements is not None:
+                rec.restated_by = self.restatements.between(hit.key, index, hit.index)
 
 
 def _compact_hits(hits: list[Hit]) -> list[Hit]:

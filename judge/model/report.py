@@ -111,12 +111,19 @@ class Leak(Strict):
 
 
 class Recovery(Strict):
-    """Whether a violated key was used correctly again: `violated_at` is the turn of its first
-    violation, `recovered_at` that of a later upheld use (a violation after it undoes the recovery)."""
+    """A key a rule found violated, and whether a later event exercised its rules compliantly with
+    nothing violating it again (the seeds' recovery: the run still holds the drift)."""
 
     violated_at: int
     recovered_at: int | None = None
     recovered: bool
+    violated_event: str | None = Field(default=None, description=(
+        "the violation the recovery answers: the first of the last stretch without a recovery"))
+    recovered_event: str | None = Field(default=None, description="the compliant event that recovered it")
+    turns: int | None = Field(default=None, description="turns from that violation to the recovery")
+    restated_by: str | None = Field(default=None, description=(
+        "the latest user message between the violation and the recovery that restated the key (a user "
+        "set or add of it at that turn, or its value named): the user corrected the agent"))
 
 
 class Metrics(Strict):
@@ -126,8 +133,14 @@ class Metrics(Strict):
     supersession_accuracy: float | None = None
     completion_integrity: float | None = None
     scope_fidelity: float | None = None
-    recovery_coherence: float | None = None
+    recovery_coherence: float | None = Field(default=None, description=(
+        "share of the counted failed tool results after which the agent changed plan or retried to an ok "
+        "result without breaking a rule and without a retry loop (judge.checks.progress); null when none"))
     handoff_fidelity: float | None = None
+    failed_results: int | None = Field(default=None, description="failed tool results recovery coherence counted")
+    retry_loops: int | None = Field(default=None, description=(
+        "chains of identical failing calls that made no progress: a no-progress violation, or 3 failures of "
+        "a tool no no-progress rule governs"))
 
 
 class RequestUsage(Strict):

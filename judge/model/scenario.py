@@ -9,6 +9,16 @@ from pydantic import ConfigDict, Field
 from judge.model.base import DeltaOp, EntryClass, Persistence, Sensitivity, Source, Strict
 from judge.model.rules import Rule, holds_rules
 
+DRAFT_SUFFIX = "-draft"
+"""`judge draft` names a draft of scenario X `X-draft`, so an unreviewed draft never takes X's place
+(on the review page, in `judge calibrate`); it still grades X's traces (`grades_traces_of`)."""
+
+
+def grades_traces_of(scenario_id: str, trace_scenario: str) -> bool:
+    """Whether the scenario `scenario_id` grades a trace whose run header names `trace_scenario`:
+    the same id, or `scenario_id` is that scenario's draft (`X-draft` grades the traces of X)."""
+    return scenario_id == trace_scenario or scenario_id == trace_scenario + DRAFT_SUFFIX
+
 
 class LedgerEntry(Strict):
     """One piece of expected state as first stated (`source_turn` is the turn that stated it)."""

@@ -10,7 +10,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from judge.model import Finding, GradeReport, RunReport
+from judge.model import Finding, GradeReport, Recovery, RunReport
 from judge.render import style
 from judge.render.style import STATUS_STYLE, VERDICT_STYLE
 from judge.render.fingerprint import judge_label as _judge_label
@@ -142,9 +142,14 @@ def render_run(run: RunReport, console: Console) -> None:
     if run.outcome == "inconclusive":
         for reason in run.outcome_reasons:
             _said(console, ("inconclusive: ", "bold yellow"), reason)
+    for key, rec in run.recovered.items():
+        if rec.recovered:
+            _said(console, ("recovered: ", "bold green"), recovery_text(key, rec))
     unrecovered = [k for k, r in run.recovered.items() if not r.recovered]
     if unrecovered:
         _said(console, f"not recovered: {', '.join(unrecovered)}")
+    if coherence_text(run):
+        _said(console, coherence_text(run))
     if run.redactions:
         _said(console, "redacted: " + ", ".join(f"{k} x{v}" for k, v in run.redactions.items()))
     if run.cost.judge_calls or run.cost.cache_hits or run.cost.judge_errors:
@@ -153,6 +158,31 @@ def render_run(run: RunReport, console: Console) -> None:
                        f"{c.input_tokens}+{c.output_tokens} tokens" + (f", ${c.cost_usd:.4f}" if c.cost_usd is not None else ""))
     for w in run.warnings:
         _said(console, ("warning: ", "yellow"), w)
+
+
+def recovery_text(key: str, rec: Recovery, code: str = "") -> str:
+    """`KEY at EVENT (turn T), N turns after EVENT (turn V); restated by the user at EVENT` (each
+    name wrapped in `code`, a backquote for Markdown)."""
+    def c(name: str | None) -> str:
+        return f"{code}{name}{code}"
+
+    turns = rec.turns if rec.turns is not None else (rec.recovered_at or 0) - rec.violated_at
+    violated_turn = (rec.recovered_at or 0) - turns
+    after = "in the same turn as" if turns == 0 else f"{turns} turn{'s' if turns != 1 else ''} after"
+    text = f"{c(key)} at {'event ' if code else ''}{c(rec.recovered_event)} (turn {rec.recovered_at}), {after} " \
+           f"{c(rec.violated_event)} (turn {violated_turn})"
+    return text + (f"; restated by the user at {c(rec.restated_by)}" if rec.restated_by
+                   else "; no user message restated it")
+
+
+def coherence_text(run: RunReport) -> str | None:
+    """`recovery coherence 0.4: 5 failed tool results, 1 retry loop`, when the run had failures."""
+    m = run.metrics
+    if not m.failed_results:
+        return None
+    loops = m.retry_loops or 0
+    return (f"recovery coherence {m.recovery_coherence}: {m.failed_results} failed tool result"
+            f"{'s' if m.failed_results != 1 else ''}, {loops} retry loop{'s' if loops != 1 else ''}")
 
 
 def _said(console: Console, *parts, look: str = "") -> None:
@@ -252,6 +282,12 @@ def to_markdown(report: GradeReport) -> str:
                          f"event `{d.event}`; slice {_span(run.slice)}")
         if run.outcome == "inconclusive":
             notes += [f"Inconclusive: {r}".replace("|", "\\|") for r in run.outcome_reasons]
+        notes += [f"Recovered: {recovery_text(k, r, '`')}" for k, r in run.recovered.items() if r.recovered]
+        unrecovered = [f"`{k}`" for k, r in run.recovered.items() if not r.recovered]
+        if unrecovered:
+            notes.append(f"Not recovered: {', '.join(unrecovered)}")
+        if coherence_text(run):
+            notes.append(coherence_text(run).capitalize())
         lines += [line for note in notes for line in ("", note)]
         lines += ["", "| after turn | key | verdict | source | event | rule | note |",
                   "|---|---|---|---|---|---|---|"]

@@ -22,6 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 from judge.errors import TraceError
 from judge.model import EVENT_KINDS, Event, RunHeader
 from judge.model.limits import MAX_LINE_BYTES, DepthError, depth_message
+from judge.model.scenario import grades_traces_of
 from judge.trace.blocks import CLEAN, SLOW, BlockReader, checked_items
 from judge.trace.ids import PLAIN_LIMIT, CallTable, IdSet
 from judge.trace.records import DECODE, DecodeError, from_model
@@ -104,7 +105,7 @@ class TraceReader:
             except ValidationError as exc:
                 field, message = _pydantic_message(exc)
                 raise self._error(lineno, field, message) from None
-            if expected_scenario is not None and header.scenario != expected_scenario:
+            if expected_scenario is not None and not grades_traces_of(expected_scenario, header.scenario):
                 raise self._error(lineno, "scenario", f"trace is for scenario {header.scenario!r}, "
                                   f"not {expected_scenario!r}")
             return header
