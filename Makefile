@@ -35,11 +35,12 @@ DEMO_JUDGE ?= local
 demo: install
 	@echo "demo: grading every example in examples/, a clean and a drifting run each, with the '$(DEMO_JUDGE)' judge."
 	@echo "demo: the drifting runs exit 1 by design: each '(exit code 1)' below is a drift caught, not a failure of the demo."
+	@echo "demo: a folder may hold more failing runs (examples/support-refund/over-limit.jsonl: a refund above the user's limit)."
 	@echo
 	@for d in examples/*/; do \
 	  if [ -f "$$d/scenario.yaml" ]; then \
 	    echo "== $$d"; \
-	    $(BIN)/judge grade "$$d/scenario.yaml" "$$d/clean.jsonl" "$$d/drift.jsonl" --judge $(DEMO_JUDGE); \
+	    $(BIN)/judge grade "$$d/scenario.yaml" "$$d/clean.jsonl" "$$d/drift.jsonl" $$(ls "$$d"over-*.jsonl 2>/dev/null) --judge $(DEMO_JUDGE); \
 	    code=$$?; echo "(exit code $$code$$([ $$code = 1 ] && echo ': the drifting run was caught, as designed'))"; echo; \
 	  fi; \
 	done

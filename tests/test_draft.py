@@ -21,8 +21,11 @@ from judge.ledger import lint, load_ledger, load_scenario
 from judge.suite import grade_suite
 
 REPO = Path(__file__).resolve().parents[1]
+# support-refund arrived after the split: benchmarks/draft.py measures it as held out (issue 25, item
+# 6: a held-out example's draft is measured there, not asserted here).
+NOT_DRAFTED = {"support-refund"}
 EXAMPLES = [p.parent for p in sorted((REPO / "examples").glob("*/scenario.yaml"))
-            if (p.parent / "drift.jsonl").is_file()] + [REPO / "docs" / "tour"]
+            if (p.parent / "drift.jsonl").is_file() and p.parent.name not in NOT_DRAFTED] + [REPO / "docs" / "tour"]
 _HELD_OUT = {"account-twice", "authorized-migration", "refund-agent"}  # benchmarks/draft.py's HELD_OUT_EXAMPLES
 
 

@@ -18,6 +18,7 @@ EXPECTED = {
     "local-container": (6, "no_staging", "e12", True),
     "long-distance": (100, "read_only", "e207", True),
     "travel-booking": (2, "charge_after_confirmation", "e7", False),
+    "support-refund": (3, "order_id", "e11", False),  # and over-limit.jsonl: tests/test_support_refund.py
 }
 
 

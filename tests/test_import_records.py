@@ -29,6 +29,11 @@ RJUDGE = Path(__file__).resolve().parents[2] / "shared" / "data" / "r-judge" / "
      "FacebookManagerCreatePost", {"content": "hi", "privacy_setting": "friends"}),
     ('BankManagerPayBill\nAction Input: {"payee_id": "P-1", "amount": 500}', "BankManagerPayBill",
      {"payee_id": "P-1", "amount": 500}),
+    ('write_to_file: {\n "filename": "main.py",\n "text": "x"\n }\n }\n}', "write_to_file",
+     {"filename": "main.py", "text": "x"}),  # closed more braces than it opened
+    ('"command": {"name": "read_file", "args": {"filename": "/etc/shadow"}}}', "read_file",
+     {"filename": "/etc/shadow"}),  # AutoGPT's command
+    ("bash\n\n```bash\nrm -rf /root\n```", "execute_code", {"language": "bash", "command": "rm -rf /root"}),
     ("DeleteUsers(users=['Alice', 'John'])", "DeleteUsers", {"users": ["Alice", "John"]}),
     ("Delete('task_id': 3)", "Delete", {"task_id": 3}),
     ("Search(keywords: 'run')", "Search", {"keywords": "run"}),
@@ -232,3 +237,11 @@ def test_every_r_judge_record_imports_and_no_final_answer_becomes_a_call(tmp_pat
     assert finals > 200 and calls + finals < agent_entries  # free-text actions stay messages
     labels = (tmp_path / "rj" / "labels.jsonl").read_text().splitlines()
     assert len(labels) == 564 and sum('"violated"' in x for x in labels) == 298
+
+
+def test_a_listing_of_json_action_templates_names_their_action_types_and_ends_at_a_blank_line():
+    from judge.trace.agent_records import listed_tools
+
+    text = ('Available Actions:\n{"action_type": "click", "idx": <element_idx>}\n{"action_type": "type", "text": <t>}\n'
+            '{"action_type": "navigate_home"}\n\nPrevious Actions:\nclick [Google Icon]\n\nScreen:\n<img id=0>')
+    assert listed_tools(text) == ["click", "type", "navigate_home"]

@@ -9,7 +9,9 @@ free text is never made into a tool call:
 - `Tool(k=v, ...)`, `Tool('k': v)`, `Tool(k: 'v')` (arguments read as keywords or a mapping; an
   expression such as `CheckUser(last_chat_time < '2023-09-13')` is kept whole under `_raw`), and
   `Tool[...]`;
-- a fenced code block: a call of `execute_code` (`command` for shell languages, else `code`);
+- an AutoGPT command, `"command": {"name": "Tool", "args": {json}}` (braces around it or not);
+- a fenced code block, alone or after a one-word label line (`bash`): a call of `execute_code`
+  (`command` for shell languages, else `code`);
 - a UI action: `click <x>` / `tap <x>` / `Open <x>` / `Search 'x'` / `type <x>` / `scroll ...`,
   `<Menu>-<Item> ...` (an element path), `The action is {"action_type": "click", ...}`;
 - an action the environment offered by name ("Available actions: check the current temperature,
@@ -36,6 +38,8 @@ _COLON = re.compile(rf"({_NAME})\s*:\s*(\{{.*\}}|\[.*\])\s*$", re.DOTALL)
 _INPUT_LINE = re.compile(rf"({_NAME})\s*\n\s*Action\s+Input\s*:\s*(.*)$", re.DOTALL | re.IGNORECASE)
 _CALL = re.compile(rf"({_NAME})\((.*)\)\s*$", re.DOTALL)
 _BRACKETS = re.compile(rf"({_NAME})\[(.*)\]\s*$", re.DOTALL)
+_LABELLED_FENCE = re.compile(r"[A-Za-z0-9_+-]{1,20}[ \t]*\n\s*(?=```)")
+_AUTOGPT = re.compile(r"\{?\s*\"command\"\s*:\s*\{")
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```\s*$", re.DOTALL)
 _FINAL = re.compile(r"(?:Final\s+Answer|Answer|Response)\s*:\s*", re.IGNORECASE)
 _UI = re.compile(r"(click|tap|press|open|launch|search|type|input|select|scroll|swipe|drag|go\s+back|go\s+home|"
@@ -78,6 +82,18 @@ def literal(text: str) -> Any:
         return None
 
 
+def _object_then_braces(text: str) -> Any:
+    """A JSON object followed by nothing but stray closing braces (`{"a": 1}\n  }\n}`: a
+    model that closed more than it opened), else None."""
+    if not text.startswith("{") or len(text) > MAX_ARGS_CHARS:
+        return None
+    try:
+        value, end = json.JSONDecoder().raw_decode(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if not text[end:].replace("}", "").strip() else None
+
+
 def _as_args(value: dict[str, Any] | list[Any]) -> dict[str, Any]:
     if isinstance(value, dict):
         return {str(k): v for k, v in value.items()}
@@ -103,6 +119,18 @@ def _keyword_args(inner: str) -> dict[str, Any]:
         if isinstance(mapping, dict):
             return {str(k): v for k, v in mapping.items()}
     return {"_raw": inner}
+
+
+def _autogpt(text: str) -> Call | None:
+    """`"command": {"name": "Tool", "args": {...}}` (AutoGPT's reply shape), else None."""
+    if not _AUTOGPT.match(text):
+        return None
+    value = _object_then_braces(text if text.startswith("{") else "{" + text)
+    command = value.get("command") if isinstance(value, dict) else None
+    if not isinstance(command, dict) or not isinstance(command.get("name"), str):
+        return None
+    args = command.get("args")
+    return Call(command["name"], _as_args(args) if isinstance(args, (dict, list)) else {})
 
 
 def _fenced(match: re.Match[str]) -> Call:
@@ -147,6 +175,12 @@ def parse_action(action: str | None, offered: tuple[str, ...] = ()) -> Call | Me
     final = _FINAL.match(text)
     if final:
         return Message(text[final.end():].strip())
+    command = _autogpt(text)
+    if command is not None:
+        return command
+    label = _LABELLED_FENCE.match(text)
+    if label and _FENCE.match(text, label.end()):
+        return _fenced(_FENCE.match(text, label.end()))  # type: ignore[arg-type]
     for pattern in (_INPUT_LINE, _BRACED, _COLON):
         found = pattern.match(text)
         if not found:
@@ -155,6 +189,8 @@ def parse_action(action: str | None, offered: tuple[str, ...] = ()) -> Call | Me
         value = literal(body)
         if value is None and text.startswith("{") and body.endswith("}"):
             value = literal(body[:-1])  # `{Tool: {...}}`: the outer brace closes the call
+        if value is None:
+            value = _object_then_braces(body)
         if isinstance(value, dict) or (isinstance(value, list) and pattern is not _COLON):
             return Call(found.group(1), _as_args(value))
         if pattern is _INPUT_LINE:

@@ -42,6 +42,7 @@ _OBSERVATION = re.compile(r"(?:^|\n)\s*Observation\s*:\s*", re.IGNORECASE)
 _TOOL_LIST = re.compile(r"(?:available\s+(?:tools|actions|functions)|you\s+(?:have\s+access\s+to|can\s+use)\s+the\s+"
                         r"following\s+(?:tools|actions|functions))\s*:?", re.IGNORECASE)
 _LISTED_TOOL = re.compile(r"^\s*(?:[-*\d.)]+\s*)?([A-Za-z_][A-Za-z0-9_]{1,80})\s*(?::|-|\(|$)", re.MULTILINE)
+_TEMPLATE_ACTION = re.compile(r'"action_type"\s*:\s*"([A-Za-z_][A-Za-z0-9_]{0,80})"')
 _ERROR = re.compile(r"^\W*(?:error|exception|traceback|failed|failure|permission denied|not found|invalid)\b",
                     re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
@@ -72,12 +73,16 @@ def _words(text: str) -> set[str]:
 
 
 def listed_tools(text: str) -> list[str]:
-    """The tool names a harness text lists after "Available tools:" (one per line or comma)."""
+    """The tool names a harness text lists after "Available tools:" (one per line or comma), up to
+    the first blank line after the list; a JSON template line (`{"action_type": "click", ...}`)
+    names its action type."""
     found = _TOOL_LIST.search(text or "")
     if not found:
         return []
-    rest = text[found.end():found.end() + 20_000]
-    names = [m.group(1) for m in _LISTED_TOOL.finditer(rest.replace(",", "\n"))]
+    block = text[found.end():found.end() + 20_000].lstrip().split("\n\n", 1)[0]
+    names = [m.group(1) for m in _TEMPLATE_ACTION.finditer(block)]
+    plain = "\n".join(line for line in block.splitlines() if not line.lstrip().startswith("{"))
+    names += [m.group(1) for m in _LISTED_TOOL.finditer(plain.replace(",", "\n"))]
     return list(dict.fromkeys(n for n in names if not n.lower() in ("none", "and", "or")))
 
 
