@@ -166,6 +166,9 @@ def test_bad_corpus_inputs_are_one_line_errors(policy, tmp_path):
     corpus(tmp_path / "c", 4, 1, 1)
     missing = _grade(policy, tmp_path / "nowhere", tmp_path / "r.json")
     assert missing.exit_code == 2
+    (tmp_path / "empty").mkdir()
+    empty = _grade(policy, tmp_path / "empty", tmp_path / "r.json")
+    assert empty.exit_code == 2 and "no traces" in empty.output and not (tmp_path / "r.json").exists()
     junit = runner.invoke(app, ["grade", "--policy", str(policy), str(tmp_path / "c"), "--judge", "none",
                                 "--junit", str(tmp_path / "r.xml")])
     assert junit.exit_code == 2 and "--junit" in junit.output

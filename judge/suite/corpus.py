@@ -41,13 +41,16 @@ class _Kind(msgspec.Struct):
 _KIND = msgspec.json.Decoder(_Kind)
 
 
-def trace_spans(path: Path) -> list[tuple[int, int, int]]:
+def trace_spans(path: Path, *, stop_after: int | None = None) -> list[tuple[int, int, int]]:
     """The traces in a JSONL file: (byte offset, length, first line) of each, split at run headers.
-    A file whose first record is not a run header is one trace (its reader names the problem)."""
+    A file whose first record is not a run header is one trace (its reader names the problem).
+    `stop_after`: stop reading once that many headers were found (the last span is then cut short)."""
     starts: list[tuple[int, int]] = []
     offset = 0
     with path.open("rb") as fh:
         for number, line in enumerate(fh, 1):
+            if stop_after is not None and len(starts) >= stop_after:
+                break
             if len(line) > MAX_LINE_BYTES:
                 raise JudgeInputError(f"a line longer than {MAX_LINE_BYTES} bytes", file=str(path), line=number)
             if b'"run"' in line:
@@ -82,7 +85,7 @@ def corpus_traces(paths: list[Path]) -> list[tuple[str, tuple[int, int, int] | N
 
 def is_corpus(paths: list[Path]) -> bool:
     """Whether `judge grade --policy` was given a corpus: a folder, or a JSONL file of several traces."""
-    return any(p.is_dir() or (p.is_file() and len(trace_spans(p)) > 1) for p in paths)
+    return any(p.is_dir() or (p.is_file() and len(trace_spans(p, stop_after=2)) > 1) for p in paths)
 
 
 def _key_rates(ledger: Any, graded: list[dict[str, Any]], record: Any, seed: int) -> list[KeyRate]:
@@ -133,6 +136,8 @@ def grade_corpus(paths: list[str | Path], policy: str, *, judge_name: str | None
     pol = _policy_ref(policy, Path.cwd(), field="--policy")
     ledger = policy_ledger(pol, allow_draft=allow_draft)
     traces = corpus_traces([Path(p) for p in paths])
+    if not traces:
+        raise JudgeInputError("no traces: the folders hold no *.jsonl file", file=str(paths[0]) if paths else None)
     toolkit = read_toolkit(tools) if tools is not None else None
     session = GradeSession.open(judge_name or "none", config_file=config_file, on_judge_error=on_judge_error)
     spec = JudgeSpec(name=session.judge_name if judge_name else None,

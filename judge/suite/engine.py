@@ -46,6 +46,7 @@ class Engine:
 
     @property
     def label(self) -> str:
+        """How `--engine` spells it: `local`, `ray` or `ray:ADDRESS`."""
         return self.kind + (f":{self.address}" if self.address else "")
 
 
