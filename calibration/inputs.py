@@ -1,9 +1,13 @@
 """Label and verdict records, and the readers of their JSONL files.
 
 A label is one annotator's categorical judgement of one case; a verdict is one judge's. Both carry
-optional ledger details (`key`, `evidence_event`); other fields (scenario, trace, rationale, ...) are
-ignored, so the labels of `labels/` and the plain pairs of any other labelled set read the same way.
-Labels are appended, never rewritten: when an annotator labels a case twice, the later line wins.
+optional ledger details (`key`, `evidence_event`). A label file is strict: the fields of the label
+format (DESIGN.md, "Labels": case, label, annotator, key, evidence_event, scenario, trace,
+after_turn, note, split) and no others, each of its type; a *ledger label* (one that names its
+scenario, trace or after_turn) says `violated`, `upheld` or `not-exercised`, while a plain pair
+(`case`, `label`, `annotator`) of any other labelled set may hold any category. A verdict file may
+carry more fields (a judge's rationale), which are ignored. Labels are appended, never rewritten:
+when an annotator labels a case twice, the later line wins.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterator, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from calibration.errors import CalibrationInputError
 
@@ -35,11 +41,28 @@ class _Record(BaseModel):
         return {"file": self._file, "line": self._line}
 
 
+LEDGER_LABELS = ("violated", "upheld", "not-exercised")
+
+
 class LabelRecord(_Record):
-    """One annotator's label of one case."""
+    """One annotator's label of one case (a line of a labels file; unknown fields are errors)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
     label: str = Field(min_length=1)
     annotator: str = Field(min_length=1)
+    scenario: str | None = None
+    trace: str | None = None
+    after_turn: int | None = Field(default=None, ge=0)
+    note: str | None = None
+    split: Literal["dev", "test"] | None = None
+
+    @model_validator(mode="after")
+    def _ledger_verdict(self) -> "LabelRecord":
+        ledger = self.scenario is not None or self.trace is not None or self.after_turn is not None
+        if ledger and self.label not in LEDGER_LABELS:
+            raise ValueError(f"a ledger label is one of {', '.join(LEDGER_LABELS)} (got {self.label!r})")
+        return self
 
 
 class VerdictRecord(_Record):
@@ -71,7 +94,8 @@ def _jsonl_files(path: Path) -> list[Path]:
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a labels or verdicts file is read whole: /dev/zero is refused
 
 
-def _read_text(file: Path) -> str:
+def read_text(file: Path) -> str:
+    """A JSONL or JSON file read whole, within MAX_FILE_BYTES; not binary, UTF-8."""
     try:
         with file.open("rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
@@ -88,7 +112,7 @@ def _read_text(file: Path) -> str:
 
 
 def _parse_lines(file: Path, model: type[RecordT]) -> Iterator[RecordT]:
-    text = _read_text(file)
+    text = read_text(file)
     # Split on "\n" only: JSON may hold U+2028, U+2029 or U+0085 raw inside a string (a note), and
     # str.splitlines would cut the record there.
     for number, line in enumerate(text.split("\n"), start=1):
@@ -110,7 +134,10 @@ def _line_error(exc: ValidationError, file: Path, number: int) -> CalibrationInp
     if first["type"] == "model_type":
         return CalibrationInputError("expected a JSON object", file=str(file), line=number)
     field = ".".join(str(part) for part in first["loc"]) or None
-    return CalibrationInputError(first["msg"], file=str(file), line=number, field=field)
+    message = "unknown field" if first["type"] == "extra_forbidden" else first["msg"].removeprefix("Value error, ")
+    if field is None and first["type"] == "value_error":
+        field = "label"
+    return CalibrationInputError(message, file=str(file), line=number, field=field)
 
 
 def _read(path: str | Path, model: type[RecordT], what: str) -> list[RecordT]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from calibration.confidence import ReliabilityBin
+from calibration.files import replace_atomically
 
 
 def reliability_diagram(bins: list[ReliabilityBin] | None, path: str | Path, *, title: str,
@@ -24,7 +26,9 @@ def reliability_diagram(bins: list[ReliabilityBin] | None, path: str | Path, *, 
     else:
         _draw(figure, bins, title=title, ece=ece)
     path = Path(path)
-    figure.savefig(path, format="png")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    replace_atomically(path, buffer.getvalue())
     return path
 
 

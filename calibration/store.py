@@ -4,29 +4,28 @@ no longer fits a judge (its fingerprint changed) or a label set (its sha256 chan
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from calibration.errors import CalibrationInputError
-from calibration.inputs import Fingerprint, canonical_json
+from calibration.files import replace_atomically
+from calibration.inputs import Fingerprint, canonical_json, read_text
 from calibration.plot import reliability_diagram
 from calibration.record import CalibrationRecord, check_name
 
 
 def write_record(record: CalibrationRecord, out_dir: str | Path, name: str) -> tuple[Path, Path]:
-    """Write `out_dir/NAME.json` (the record) and `out_dir/NAME.png` (its reliability diagram).
-    The JSON is written to a temporary file first, so a crash never leaves half a record."""
+    """Write `out_dir/NAME.json` (the record) and `out_dir/NAME.png` (its reliability diagram),
+    each to a temporary file in the folder first, renamed into place: a crash or a full disk never
+    leaves half a record, and the previous one survives."""
     check_name(name)
     out = Path(out_dir)
     json_path, png_path = out / f"{name}.json", out / f"{name}.png"
-    partial = out / f".{name}.json.partial"
     try:
         out.mkdir(parents=True, exist_ok=True)
-        partial.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        os.replace(partial, json_path)
+        replace_atomically(json_path, (record.model_dump_json(indent=2) + "\n").encode("utf-8"))
         reliability_diagram(record.reliability, png_path, title=f"{name} (n={record.n})",
                             ece=record.ece)
     except OSError as exc:
@@ -38,13 +37,14 @@ def write_record(record: CalibrationRecord, out_dir: str | Path, name: str) -> t
 def load_record(path: str | Path) -> CalibrationRecord:
     """Read one record; a file that is not a valid record is an error naming the file and field."""
     path = Path(path)
+    text = read_text(path)  # within the size limit of every reader
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CalibrationInputError(f"cannot read: {exc}", file=str(path)) from exc
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CalibrationInputError(f"not valid JSON ({exc.msg})", file=str(path),
-                                    line=exc.lineno) from exc
+                                    line=exc.lineno) from None
+    except (ValueError, RecursionError) as exc:  # an over-long integer, deep nesting
+        raise CalibrationInputError(f"not a calibration record: {type(exc).__name__}", file=str(path)) from None
     try:
         return CalibrationRecord.model_validate(data)
     except ValidationError as exc:

@@ -66,8 +66,10 @@ def grade_paths(scenario: str | Path | None, traces: Iterable[str | Path | Any],
 
 
 def format_schemas() -> dict[str, Any]:
-    """Every file format by name (`judge schema`, `GET /v1/schema`): the model's and the suite's."""
+    """Every file format by name (`judge schema`, `GET /v1/schema`): the model's, the suite's and
+    `judge run`'s."""
     from judge.model.schemas import SCHEMAS
     from judge.suite import SCHEMAS as SUITE_SCHEMAS
+    from judge.suite.drive import SCHEMAS as DRIVE_SCHEMAS
 
-    return {**SCHEMAS, **SUITE_SCHEMAS}
+    return {**SCHEMAS, **SUITE_SCHEMAS, **DRIVE_SCHEMAS}

@@ -151,17 +151,84 @@ def config_source(config_file: str | Path | None = None) -> Path | None:
     return root / "pyproject.toml" if root else None
 
 
+# The limits of every reader (judge.model.limits, which this layer may not import): a file read
+# whole is at most 64 MB, and nesting deeper than 200 levels is refused.
+MAX_CONFIG_BYTES = 64 * 1024 * 1024
+MAX_CONFIG_DEPTH = 200
+_TOML_AT = re.compile(r"^(?P<what>.*?) \(at line (?P<line>\d+), column (?P<column>\d+)\)$")
+
+
+def _depth(value: Any) -> int:
+    stack, deepest = [(value, 0)], 0
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file, read within the limits above; a ConfigError names the file and line."""
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    if len(raw) > MAX_CONFIG_BYTES or b"\x00" in raw[:8192]:
+        raise ConfigError("binary file, expected TOML" if b"\x00" in raw[:8192] else
+                          f"larger than the limit of {MAX_CONFIG_BYTES >> 20} MB", file=str(path))
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        found = _TOML_AT.match(str(exc))
+        if found is None:
+            raise ConfigError(f"cannot read TOML: {exc}", file=str(path)) from None
+        raise ConfigError(f"cannot read TOML: {found['what']} (column {found['column']})", file=str(path),
+                          line=int(found["line"])) from None
+    except RecursionError:
+        data = None
+    if data is None or _depth(data) > MAX_CONFIG_DEPTH:
+        raise ConfigError(f"nested deeper than {MAX_CONFIG_DEPTH} levels (the limit of every reader)",
+                          file=str(path))
+    return data
+
+
+# The keys of `[tool.judge]` (docs/configuration.md); any other is an error naming the nearest one.
+TABLE_KEYS = ("default", "judges", "stale", "review", "on_judge_error", "log_dir")
+
+
+def unknown_key(key: str, known: Any, path: Path | None, where: str) -> ConfigError:
+    """The error for a key no table of that kind has: its line where it can be found, and the
+    nearest known key (difflib) as a suggestion."""
+    import difflib
+
+    nearest = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    hint = f" (did you mean {nearest[0]!r}?)" if nearest else f" (known: {', '.join(known)})"
+    line = None
+    if path is not None:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        found = re.search(rf"^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", text, re.MULTILINE)
+        line = text.count("\n", 0, found.start()) + 1 if found else None
+    return ConfigError(f"unknown key {key!r}{hint}", file=str(path) if path else None, line=line,
+                       field=f"{where}.{key}")
+
+
 def _judge_table(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
-    try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"cannot read TOML: {exc}", file=str(path)) from exc
+    data = read_toml(path)
     table = data.get("tool", {}).get("judge", {})
     if not isinstance(table, dict):
         raise ConfigError("[tool.judge] must be a table", file=str(path), field="tool.judge")
+    for key in table:
+        if key not in TABLE_KEYS:
+            raise unknown_key(key, TABLE_KEYS, path, "tool.judge")
     return table
 
 
@@ -176,6 +243,9 @@ def _build(name: str, raw: Any, path: Path | None) -> JudgeConfig:
         return JudgeConfig.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
+        if err["type"] == "extra_forbidden" and len(err["loc"]) == 1:
+            known = [f for f in JudgeConfig.model_fields if f != "name"]
+            raise unknown_key(str(err["loc"][0]), known, path, where) from None
         field = ".".join([where, *(str(p) for p in err["loc"])])
         raise ConfigError(err["msg"], file=str(path) if path else None, field=field) from exc
 

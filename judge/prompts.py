@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.config import project_root
 from judge.errors import ConfigError, JudgeInputError
+from judge.model.atomic import write_atomic
+from judge.model.limits import read_capped
 
 LOCK_NAME = "prompts.lock"
 _FILE_RE = re.compile(r"^v([1-9][0-9]*)\.md$")
@@ -127,9 +127,9 @@ def content_hash(path: Path) -> str:
 def load_prompt_file(path: str | Path, origin: Origin = "user") -> Prompt:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise JudgeInputError(f"cannot read prompt: {exc}", file=str(path)) from exc
+        text = read_capped(path).decode("utf-8").replace("\r\n", "\n")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: over the size limit, or binary
+        raise JudgeInputError(f"cannot read prompt: {exc}", file=str(path)) from None
     header, body = _split_front_matter(text, path)
     meta = _parse_meta(header, path)
     file_match = _FILE_RE.match(path.name)
@@ -153,10 +153,14 @@ def _split_front_matter(text: str, path: Path) -> tuple[str, str]:
 
 
 def _parse_meta(header: str, path: Path) -> PromptMeta:
-    try:
-        data = yaml.safe_load(header) or {}
-    except yaml.YAMLError as exc:
-        raise JudgeInputError(f"bad YAML in front matter: {exc}", file=str(path)) from exc
+    from judge.ledger.fixture import parse_structured
+
+    try:  # bounded as a scenario is: no alias bombs, no deep nesting
+        data, _ = parse_structured(header, str(path)) if header.strip() else ({}, {})
+    except JudgeInputError as exc:
+        if exc.line is not None:
+            exc.line += 1  # the header starts on the file's second line
+        raise
     if not isinstance(data, dict):
         raise JudgeInputError("front matter must be a mapping", file=str(path), line=2)
     try:
@@ -255,7 +259,22 @@ def load_prompt(ref: str, *, start: str | Path | None = None, verify: bool = Tru
     raise ConfigError(f"unknown prompt {ref!r} (known: {known})")
 
 
+def shadowed_builtin(prompt: Prompt) -> Path | None:
+    """The built-in file a project prompt shadows with other text (same id and version, another
+    sha256), else None. A version names one text: a project's `goal-fidelity@2` that is not the
+    built-in `goal-fidelity@2` would be graded, and fingerprinted, under the built-in's name."""
+    builtin = builtin_dir()
+    if prompt.origin != "user" or prompt.path.resolve().is_relative_to(builtin.resolve()):
+        return None
+    twin = builtin / prompt.id / f"v{prompt.version}.md"
+    if twin.is_file() and content_hash(twin) != prompt.sha256:
+        return twin
+    return None
+
+
 def _verified(prompt: Prompt, folder: Path, verify: bool) -> Prompt:
+    """The prompt, unless its folder's lock pins other text for it, or it shadows a built-in
+    version with other text (whether or not a lock exists): ConfigErrors."""
     if not verify:
         return prompt
     pinned = read_lock(folder).get(prompt.ref)
@@ -264,6 +283,11 @@ def _verified(prompt: Prompt, folder: Path, verify: bool) -> Prompt:
                           f"{prompt.sha256[:12]}...): a locked version is immutable; write "
                           f"v{_next_version(folder, prompt.id)}.md and point the judge at it",
                           file=str(prompt.path), field="version")
+    twin = shadowed_builtin(prompt)
+    if twin is not None:
+        raise ConfigError(f"project prompt {prompt.ref} shadows the built-in {prompt.ref} ({twin}) with other text: "
+                          f"a version names one text; give yours its own id (e.g. my-{prompt.id}) or use the "
+                          "built-in as it is", file=str(prompt.path), field="id")
     return prompt
 
 
@@ -272,7 +296,7 @@ def _verified(prompt: Prompt, folder: Path, verify: bool) -> Prompt:
 
 @dataclass(frozen=True)
 class Problem:
-    kind: Literal["changed", "unlocked", "missing-file", "invalid"]
+    kind: Literal["changed", "unlocked", "missing-file", "invalid", "shadows"]
     ref: str
     detail: str
 
@@ -294,9 +318,9 @@ def read_lock(folder: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise JudgeInputError(f"bad lock file: {exc}", file=str(path)) from exc
+        data = json.loads(read_capped(path).decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, over the limit, not UTF-8
+        raise JudgeInputError(f"bad lock file: {exc}", file=str(path)) from None
     prompts = data.get("prompts") if isinstance(data, dict) else None
     if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
         raise JudgeInputError("expected {\"prompts\": {\"ID@N\": \"<sha256>\"}}", file=str(path),
@@ -307,9 +331,7 @@ def read_lock(folder: Path) -> dict[str, str]:
 def write_lock(folder: Path, entries: dict[str, str]) -> None:
     path = folder / LOCK_NAME
     text = json.dumps({"lock_version": 1, "prompts": dict(sorted(entries.items()))}, indent=2) + "\n"
-    tmp = path.with_name(f".{LOCK_NAME}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text)
 
 
 def default_folder(start: str | Path | None = None) -> Path:
@@ -327,10 +349,14 @@ def check(folder: str | Path | None = None) -> CheckReport:
         ref = f"{path.parent.name}@{_FILE_RE.match(path.name).group(1)}"
         present.add(ref)
         try:
-            load_prompt_file(path)
+            loaded = load_prompt_file(path)
         except JudgeInputError as exc:
             report.problems.append(Problem("invalid", ref, str(exc)))
             continue
+        twin = shadowed_builtin(loaded)
+        if twin is not None:
+            report.problems.append(Problem("shadows", ref, f"{path} shadows the built-in {ref} ({twin}) with other "
+                                                           f"text: give it its own id (my-{loaded.id})"))
         pinned, actual = lock.get(ref), content_hash(path)
         if pinned is None:
             report.problems.append(Problem("unlocked", ref, f"{path} has no lock entry (run `judge prompts lock`)"))

@@ -1,6 +1,7 @@
 """A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for real-HTTP judge tests.
 
 `ScriptedLLM` answers `POST /v1/chat/completions` from a queue of `Reply`s (status, tool-call arguments
+or tool calls by name (`calls`, an agent's model: tests/drive_model.py),
 or content, delay); with the queue empty it answers `auto_answer` (every asked key upheld, read from
 the request's JSON Schema: a tool's, or a `response_format` json_schema's). Every request body (and
 its User-Agent) is logged. `start_server()` runs uvicorn in a daemon
@@ -31,6 +32,7 @@ class Reply:
     content: str | None = None  # plain content instead of a tool call
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    calls: list[tuple[str, Any]] | None = None  # tool calls by name (name, arguments), with `content` beside them
 
 
 def _schema_enums(schema: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -103,7 +105,13 @@ class ScriptedLLM:
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     prompt_tokens = len(json.dumps(body.get("messages", []))) // 4
     message: dict[str, Any] = {"role": "assistant", "content": None}
-    if reply.content is not None:
+    if reply.calls is not None:  # an agent's model: any tools, by name, and optional content
+        message["content"] = reply.content
+        message["tool_calls"] = [{"id": f"call_{i}", "type": "function", "function": {
+            "name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+            for i, (name, args) in enumerate(reply.calls, 1)]
+        text = (reply.content or "") + json.dumps(reply.calls)
+    elif reply.content is not None:
         message["content"] = reply.content
         text = reply.content
     else:

@@ -208,7 +208,7 @@ def _scenario_cases() -> list[ScenarioCase]:
     cases = [
         ScenarioCase("invalid-yaml", bad_yaml, None, None, "invalid YAML"),
         ScenarioCase("invalid-json", '{\n  "id": "checkout-firefox",\n  "ledger": [1,}\n}\n', 3, None,
-                     "invalid YAML/JSON"),
+                     "invalid JSON"),  # a .json file is read as JSON only
         ScenarioCase("binary", BINARY, None, None, "binary"),
         ScenarioCase("empty", "", None, None, "empty"),
         ScenarioCase("blank", "\n  \n", None, None, "empty"),

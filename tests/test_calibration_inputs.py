@@ -135,7 +135,7 @@ def test_an_annotators_later_label_replaces_the_earlier_one():
 
 def test_labels_sha256_ignores_order_and_extra_fields_but_not_labels():
     labels = records(label("c1", "x", "a"), label("c2", "y", "b"))
-    same = [LabelRecord(**label("c2", "y", "b", scenario="s")), LabelRecord(**label("c1", "x", "a"))]
+    same = [LabelRecord(**label("c2", "y", "b", note="a note")), LabelRecord(**label("c1", "x", "a"))]
     changed = records(label("c1", "x", "a"), label("c2", "x", "b"))
     assert labels_sha256(labels) == labels_sha256(same)
     assert labels_sha256(labels) != labels_sha256(changed)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import subprocess
@@ -198,15 +199,63 @@ def test_summedits_adapter_shows_the_model_only_the_two_summaries():
 
 
 @pytest.mark.slow
-def test_rebuild_matches_the_committed_weights_bit_for_bit(tmp_path):
-    """Runs scripts/train_consistency.py and compares its output with judge/text/consistency.json.
-    Slow when the feature cache is cold (a full rebuild embeds ~17k texts: ~1.5 min on 2 idle
-    cores, several minutes on a busy machine); ~10 s when warm (a developer's cache after one
-    training run)."""
+def _six_digit_unit(value: float) -> float:
+    """One unit in the sixth significant digit of `value`: the file rounds every float so (r6)."""
+    return 0.0 if value == 0 else 10.0 ** (math.floor(math.log10(abs(value))) - 5)
+
+
+def _same_within_rounding(rebuilt, committed, where: str = "") -> None:
+    """Equal structure and values; floats equal to 1e-9 beyond the file's rounding (a last-digit
+    flip of a six-digit float is not a different model), metrics within a few pairs."""
+    if isinstance(committed, dict):
+        assert isinstance(rebuilt, dict) and rebuilt.keys() == committed.keys(), where
+        for key in committed:
+            _same_within_rounding(rebuilt[key], committed[key], f"{where}.{key}")
+    elif isinstance(committed, list):
+        assert isinstance(rebuilt, list) and len(rebuilt) == len(committed), where
+        for i, (a, b) in enumerate(zip(rebuilt, committed)):
+            _same_within_rounding(a, b, f"{where}[{i}]")
+    elif isinstance(committed, float) and not isinstance(committed, bool):
+        if where.startswith(".metrics") or where == ".threshold":
+            assert abs(rebuilt - committed) <= 2e-3, (where, rebuilt, committed)
+        else:
+            assert abs(rebuilt - committed) <= 1e-9 + _six_digit_unit(committed), (where, rebuilt, committed)
+    else:
+        assert rebuilt == committed, (where, rebuilt, committed)
+
+
+def _load_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_consistency", REPO / "scripts/train_consistency.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rebuild_matches_the_committed_weights(tmp_path):
+    """Runs scripts/train_consistency.py and compares its output with judge/text/consistency.json:
+    byte for byte when the machine computes the same floats, else what matters, so a loaded or
+    different machine passes too (issue 23: one digit at byte 107 differed under load): the same
+    structure, every weight within 1e-9 beyond the file's six-digit rounding, and identical
+    decisions on the SummEdits evaluation split the threshold is tuned on. Slow when the feature
+    cache is cold (a full rebuild embeds ~17k texts: ~1.5 min on 2 idle cores, several minutes on a
+    busy machine); ~10 s when warm (a developer's cache after one training run)."""
     if not DATA.is_dir():
         pytest.skip("../shared/data is absent (it sits beside the clone in CI and on developer machines)")
     out = tmp_path / "consistency.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    # One BLAS thread for the fits: their sums are then added in one order on any machine.
+    env = dict(os.environ, PYTHONPATH=str(REPO), OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     subprocess.run([sys.executable, str(REPO / "scripts/train_consistency.py"), "--out", str(out)],
                    check=True, env=env, capture_output=True, timeout=1800)
-    assert out.read_bytes() == cm.WEIGHTS_FILE.read_bytes()
+    if out.read_bytes() == cm.WEIGHTS_FILE.read_bytes():
+        return
+    rebuilt, committed = json.loads(out.read_text()), json.loads(cm.WEIGHTS_FILE.read_text())
+    _same_within_rounding(rebuilt, committed)
+    script = _load_script()
+    tune = script.summedits_rows(DATA, script.lazy_minilm())  # the rebuild's cached features
+    models = [(cm.ConsistencyModel(cm.Weights.model_validate(w)), w["threshold"]) for w in (rebuilt, committed)]
+    for domain, records in tune.items():
+        flags = [[min(p[0] for p in model.proba(rows)) < threshold for rows, _ in records]
+                 for model, threshold in models]
+        assert flags[0] == flags[1], domain

@@ -19,6 +19,8 @@ EXPECTED = {
     "long-distance": (100, "read_only", "e207", True),
     "travel-booking": (2, "charge_after_confirmation", "e7", False),
     "support-refund": (3, "order_id", "e11", False),  # and over-limit.jsonl: tests/test_support_refund.py
+    "scripted-checkout": (4, "editable_paths", "e15", True),
+    "scripted-checkout-release": (1, "no_deploy", "e4", True),
 }
 
 
@@ -38,6 +40,19 @@ def test_example_grades_as_documented(name):
     assert (d.turn, d.key, d.event) == (turn, key, event)
     assert not drift.passed and drift.eligible_for_release is (not vetoed)
     assert drift.slice[-1] == event
+
+
+def test_the_scripted_examples_traces_are_what_judge_run_records(tmp_path, monkeypatch):
+    """scripted-checkout(-release)/*.jsonl are recorded by `judge run` (make_traces.py): recording them
+    again gives the same bytes."""
+    import runpy
+
+    monkeypatch.chdir(tmp_path)
+    make = runpy.run_path(str(EXAMPLES / "scripted-checkout" / "make_traces.py"))["make"]
+    written = make(tmp_path / "made")
+    assert len(written) == 4
+    for path in written:
+        assert path.read_bytes() == (EXAMPLES / path.relative_to(tmp_path / "made")).read_bytes(), path
 
 
 @pytest.mark.slow

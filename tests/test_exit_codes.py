@@ -148,7 +148,7 @@ def test_the_service_header_says_2_for_bad_input_and_4_for_a_bug(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("judge.service.app.grade_request", boom)
+    monkeypatch.setattr("judge.service.workers.GradeWorkers.grade", boom)  # the server side of a request
     broken = client.post("/v1/grade", json={"scenario": {"id": "s"}, "traces": [[]]})
     assert broken.status_code == 500 and broken.headers["X-Judge-Exit-Code"] == "4"
     assert broken.json()["detail"].startswith("internal error: RuntimeError: a bug")
@@ -170,7 +170,7 @@ def test_the_node_client_exits_3_for_inconclusive_and_4_for_a_service_bug(shared
         def boom(*a, **k):
             raise RuntimeError("a bug")
 
-        monkeypatch.setattr("judge.service.app.grade_request", boom)
+        monkeypatch.setattr("judge.service.workers.GradeWorkers.grade", boom)  # the server side of a request
         broken = node(url)
     assert undecided.returncode == 3, undecided.stderr
     assert undecided.stdout.startswith("INCONCLUSIVE  checkout-firefox / r-clean")

@@ -26,6 +26,10 @@ _EDGES = st.sampled_from([
     "GB82 WEST 1234 5698 7654 32", "DE89370400440532013000", "AB12", "A\u00c9",
     "sk-", "sk-abcdefghijklmnop", "hf_", "npm_", "ghp_", "xoxb-", "eyJ", "-----BEGIN", "AKIA", "AIza",
     "AccountKey=", "SG.", "\\u00e9", "@", "a@", " @", "\\n@", '"@',
+    # issue 23: what the folded copy, base64 and the new shapes look at
+    "ew", "ey", "eyA", "ewo", "%", "%4", "%40", "%22", "%5C", "\u200b", "\uff20", "\uff10", "\u00ad", "\u2011",
+    "\\/", "SGVsbG8", "ZGJfcGFzc3dvcmQ9", "=", "==", "X", "Z", "Infinity", ", NaN", "[1e400", ":-1e999", "xapp-",
+    "1234567", "ＮａＮ", "\uff02", "\uff3c", "/",
 ])
 
 

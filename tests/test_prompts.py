@@ -84,8 +84,10 @@ def test_user_prompts_come_before_builtin(tmp_path, monkeypatch):
     sub.mkdir(parents=True)
     monkeypatch.chdir(sub)
 
-    mine = prompts.load_prompt("goal-fidelity@1")
+    mine = prompts.load_prompt("goal-fidelity@1", verify=False)  # looked up user-first ...
     assert mine.origin == "user" and mine.path.is_relative_to(tmp_path)
+    with pytest.raises(ConfigError, match="shadows the built-in goal-fidelity@1"):
+        prompts.load_prompt("goal-fidelity@1")  # ... but a judge never grades with another text under its name
     assert prompts.load_prompt("summary-audit@1").origin == "builtin"
     assert prompts.load_prompt("mine").version == 3  # bare id: latest version
     listed = [(p.ref, p.origin) for p in prompts.list_prompts()]

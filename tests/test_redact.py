@@ -69,7 +69,14 @@ _PIECES = st.sampled_from([*SECRETS.values(), "\n", "\t", "\r", "\\", '"', " ", 
                            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
                            "4111.1111.1111.1111", "020 7946 0958", "(02) 9876 5432", "03-1234-5678", "2025550143",
                            "0044 20 7946 0958", "DE89 3704 0044 0532 0130 00", "536-90-4399", "{", "}", "[", "]",
-                           "٤١١١١١١١١١١١١١١١", "0", "5", "-", ".", "(", ")", "n", "pass", "key", "api_", "secret"])
+                           "٤١١١١١١١١١١١١١١١", "0", "5", "-", ".", "(", ")", "n", "pass", "key", "api_", "secret",
+                           # issue 23: kinds and disguises of round two
+                           "xapp-1-A0123456789-1234567890123-abcdef", "eyAiYWxnIjogIkhTMjU2IiB9.eyJzdWIiOiIxIn0.sig",
+                           "bWFpbCBqYW5lQGV4YW1wbGUuY29t", "dG9rZW46IGdocF9hYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODk", "jane%40example.com", "%40", "%2", "\u200b", "\uff20", "\u00a0",
+                           "\u202f", "\u2009", "\u00ad", "\ufeff", "\u2011", "/", "11010519491231002X", "12345678Z",
+                           "X1234567L", "2345 6789 0124", "943 476 5919", "123.456.789-09", "NaN", ": 1e999",
+                           "AIzaSyB-1234567890abcdefghijklmnopqrs", "4111/1111/1111/1111", "Cookie: a=1; b=2",
+                           "password: correct horse", "ＡＫＩＡ", "４１１１"])
 
 
 def _event(text: str) -> dict:

@@ -4,21 +4,14 @@ carries a (superseded) value. Shared by every check; nothing here knows a rule."
 from __future__ import annotations
 
 import re
-from fnmatch import translate as fnmatch_translate
 from typing import Any, Iterable
 
-# fnmatchcase(name, pattern) is `re.compile(fnmatch.translate(pattern)).match(name) is not None`
-# behind an lru_cache; rules have few patterns, so their matchers are kept here, and the answer for
-# a (tool name, pattern) pair, asked on every call, is remembered (tool names are few too).
-_GLOB_MATCHERS: dict[str, Any] = {}
+from judge.model.patterns import glob_matcher
+
+# Globs are user input: judge.model.patterns matches them with RE2 (linear time), as fnmatchcase
+# reads them. The answer for a (tool name, pattern) pair, asked on every call, is remembered (tool
+# names are few).
 _TOOL_MATCHES: dict[tuple[str, str], bool] = {}
-
-
-def glob_matcher(pattern: str) -> Any:
-    match = _GLOB_MATCHERS.get(pattern)
-    if match is None:
-        match = _GLOB_MATCHERS[pattern] = re.compile(fnmatch_translate(pattern)).match
-    return match
 
 
 def tool_is(tool: str, pattern: str) -> bool:
@@ -26,14 +19,14 @@ def tool_is(tool: str, pattern: str) -> bool:
     key = (tool, pattern)
     hit = _TOOL_MATCHES.get(key)
     if hit is None:
-        hit = glob_matcher(pattern)(tool) is not None
+        hit = glob_matcher(pattern)(tool)
         if len(_TOOL_MATCHES) < 4096:
             _TOOL_MATCHES[key] = hit
     return hit
 
 
 def glob(pattern: str, value: Any) -> bool:
-    return isinstance(value, str) and glob_matcher(pattern)(value) is not None
+    return isinstance(value, str) and glob_matcher(pattern)(value)
 
 
 def matches(expected: Any, actual: Any) -> bool:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 
 from judge.checks.rules import Hit
 from judge.model import ActionSet, Checkpoint, Event, PathReview, PathStep
+from judge.model.patterns import glob_match as fnmatchcase  # RE2: linear time
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from judge.cli import calibration, config, corpus, draft, grade, imports, init, kinds, prompts, runs, serve, suite, summary, view
+from judge.cli import calibration, config, corpus, draft, drive, grade, imports, init, kinds, prompts, runs, serve, suite, summary, view
 from judge.cli.common import error_line, guard_commands, set_debug, user_errors
 from judge.cli.help import apply_conventions
 
@@ -34,8 +34,8 @@ def _options(debug: bool = typer.Option(False, "--debug", help="Print the traceb
     set_debug(debug)
 
 
-for _group in (init, grade, kinds, runs, config, draft, calibration, prompts, serve, suite, corpus, view, imports,
-               summary):
+for _group in (init, grade, kinds, runs, config, draft, calibration, prompts, serve, suite, corpus, drive, view,
+               imports, summary):
     _group.register(app)
 guard_commands(app)
 apply_conventions(app)

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from judge.cli.common import console as _console
-from judge.cli.common import refuse_overwriting_inputs, user_errors, write_output
+from judge.cli.common import distinct_outputs, refuse_overwriting_inputs, user_errors, write_output
 from judge.errors import UsageError
 from judge.render import style
 
@@ -74,12 +74,13 @@ def calibrate_command(
     judge: Annotated[Optional[str], typer.Option(
         "--judge", help="Run this configured judge over the labelled ledger cases (through the cache).")] = None,
     out: Annotated[Optional[Path], typer.Option(
-        "--out", help="Folder for NAME.json and NAME.png (default: calibration/records).")] = None,
+        "--out", help="Folder for NAME.json and NAME.png (default: calibration/records beside the project's "
+        "pyproject.toml, created if missing; never the installed package).")] = None,
     name: Annotated[Optional[str], typer.Option(
         "--name", help="Record name (default: the judge's name).")] = None,
     check: Annotated[bool, typer.Option(
-        "--check", help="Exit 1 when the judge's current fingerprint or the label set has no matching "
-        "record (stale), naming what changed.")] = False,
+        "--check", help="Exit 1 when the judge's current fingerprint or the label set (the project's "
+        "labels/, or --labels) has no matching record (stale), naming what changed.")] = False,
     config: Annotated[Optional[Path], typer.Option("--config", help="TOML holding [tool.judge].")] = None,
     scenarios: Annotated[list[Path], typer.Option(
         "--scenarios", help="Folders to look for scenario files in (besides each trace's folder).")] = [],
@@ -101,15 +102,16 @@ def calibrate_command(
     ledger cases first. With --check: only say whether the judge's record is still valid."""
     from calibration.api import calibrate_files
     from judge.config import load_judge_config, project_root
-    from judge.grade import check_calibration, records_dir
+    from judge.grade import check_calibration, labels_dir, output_records_dir, records_dir, refuse_package_output
     from judge.judges.factory import make_judge
 
     root = project_root()
     labels = labels or ((root / "labels") if root is not None else Path("labels"))
-    out = out or records_dir(root)
-    if check:
+    if check:  # read the project's records (else the built-in ones) against the project's labels
         cfg = load_judge_config(judge, config_file=config)
-        reasons = check_calibration(make_judge(cfg).fingerprint(), out, name or cfg.name, labels)
+        out = out or records_dir(root)
+        against = labels if labels.exists() else labels_dir(out)
+        reasons = check_calibration(make_judge(cfg).fingerprint(), out, name or cfg.name, against)
         console = _console()
         if reasons:
             console.print(f"calibration of judge {escape(cfg.name)} is stale:")
@@ -120,6 +122,13 @@ def calibrate_command(
         return
     if (verdicts is None) == (judge is None):
         raise UsageError("give exactly one of --verdicts FILE or --judge NAME")
+    out = out or output_records_dir(root)  # the project's records, created when missing
+    refuse_package_output(out, root)
+    record = name or (load_judge_config(judge, config_file=config).name if judge else None)
+    if record is not None:
+        distinct_outputs({"--json": json_path, f"the record ({record}.json in --out)": out / f"{record}.json",
+                          f"the diagram ({record}.png in --out)": out / f"{record}.png",
+                          "--verdicts-out": verdicts_out})
     if judge is not None:
         cfg = load_judge_config(judge, config_file=config)
         name = name or cfg.name
@@ -248,8 +257,7 @@ def _run_judge_over_labels(labels: Path, judge: Any, scenarios: list[Path], keep
                                                                                      total=total))
     path = keep or (out / f"{name}.verdicts.jsonl")
     refuse_overwriting_inputs([path], [labels, *scenarios])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(v) + "\n" for v in run.verdicts), encoding="utf-8")
+    write_output(path, "".join(json.dumps(v) + "\n" for v in run.verdicts))
     console = _console()
     if run.judge_errors:
         console.print(f"{len(run.judge_errors)} judge errors (unscored, left out): "

@@ -174,14 +174,30 @@ def refuse_overwriting_inputs(outputs: Iterable[Optional[Path]], inputs: Iterabl
                 raise JudgeInputError("refusing to write over an input file", file=str(path))
 
 
-def write_output(path: Path, text: str, inputs: Iterable[Optional[Path]] = ()) -> None:
-    """Write a report (creating its folder), never over an input file."""
+def write_output(path: Path, text: str | bytes, inputs: Iterable[Optional[Path]] = ()) -> None:
+    """Write a report (creating its folder), never over an input file, atomically (a temporary file
+    in the same folder, renamed into place: a kill or a full disk leaves the previous file whole)."""
+    from judge.model.atomic import write_atomic
+
     refuse_overwriting_inputs([path], inputs)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)
     except OSError as exc:
         raise JudgeInputError(f"cannot write: {exc.strerror}", file=str(path)) from None
+
+
+def distinct_outputs(outputs: dict[str, Optional[Path]]) -> None:
+    """Two output options naming one file (`--json r.out --html r.out`: one would silently replace
+    the other) are a usage error naming both options."""
+    from judge.errors import UsageError
+    from judge.model.limits import same_file
+
+    given = [(option, path) for option, path in outputs.items() if path is not None]
+    for i, (option, path) in enumerate(given):
+        for other, other_path in given[i + 1:]:
+            if same_file(path, other_path):
+                raise UsageError(f"{option} and {other} name the same file; give each its own path",
+                                 file=str(path))
 
 
 def offline_env() -> None:

@@ -10,7 +10,14 @@ from typing import Optional
 import typer
 from rich.text import Text
 
-from judge.cli.common import OnJudgeError, console, refuse_overwriting_inputs, user_errors, write_output
+from judge.cli.common import (
+    OnJudgeError,
+    console,
+    distinct_outputs,
+    refuse_overwriting_inputs,
+    user_errors,
+    write_output,
+)
 
 
 POLICY_HELP = ("A policy instead of a scenario: a bundled name (`agent-safety`), the name of a policy in the "
@@ -103,6 +110,9 @@ def grade(
                          field="--engine" if engine is not None else "--jobs")
     policy_file = Path(policy) if policy is not None and Path(policy).is_file() else None
     inputs = [scenario, policy_file, *traces, *([tools] if tools else [])]
+    if scenario is not None:
+        refuse_swapped(scenario, traces)
+    distinct_outputs({"--json": json_path, "--junit": junit, "--md": md, "--html": html})
     refuse_overwriting_inputs([json_path, junit, md, html], inputs)
     toolkit = read_toolkit(tools) if tools is not None else None
     with Activity(not quiet) as activity:
@@ -204,6 +214,34 @@ def schema(name: Optional[str] = typer.Argument(None, help="Format name; omit to
             out.print(n)
         return
     sys.stdout.write(json.dumps(json_schema(name, formats), indent=2) + "\n")
+
+
+def _is_trace(path: Path) -> bool:
+    """Does the file start with a trace's run header (`{"kind": "run", ...}`)?"""
+    import json
+
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(65536)
+    except OSError:
+        return False
+    first = next((line for line in head.split(b"\n") if line.strip()), b"")
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and record.get("kind") == "run"
+
+
+def refuse_swapped(scenario: Path, traces: list[Path]) -> None:
+    """`judge grade TRACE SCENARIO`: a usage error that names the order, not a YAML error."""
+    from judge.errors import UsageError
+
+    if _is_trace(scenario):
+        also = next((t for t in traces if t.suffix.lower() in (".yaml", ".yml", ".json") and not _is_trace(t)), None)
+        hint = f" and {also} looks like the scenario" if also else ""
+        raise UsageError(f"is a trace (its first line is a run header){hint}: the arguments are swapped; "
+                         "judge grade takes the SCENARIO first, then TRACE...", file=str(scenario))
 
 
 def register(app: typer.Typer) -> None:

@@ -48,6 +48,10 @@ EXAMPLES: dict[str, list[str]] = {
               "judge suite docs/toolkit/suite.yaml --tools docs/toolkit/tools.json --judge none",
               "judge suite docs/toolkit/suite.yaml --policy agent-safety --tools docs/toolkit/tools.json --judge none"],
     "slice": ["judge slice report.json --run checkout-firefox-r06 -o slice/"],
+    "run": ["judge run examples/scripted-checkout/scenario.yaml --agent \"python examples/agents/agent.py\" "
+            "--stress all --judge none",
+            "judge run examples/scripted-checkout/scenario.yaml --agent \"python examples/agents/agent.py\" --pair "
+            "--judge none -o out/pair"],
     "view": ["judge view --open", "judge view out/reports"],
     "audit-summary": ["judge audit-summary examples/account-twice/scenario.yaml "
                       "--trace examples/account-twice/drift.jsonl"],

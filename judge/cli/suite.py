@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 from rich.text import Text
 
-from judge.cli.common import OnJudgeError, user_errors
+from judge.cli.common import OnJudgeError, distinct_outputs, user_errors
 from judge.cli.common import console as _out
 from judge.cli.common import write_output as _write
 from judge.model.limits import read_json_file
@@ -103,6 +103,7 @@ def _suite(manifest: Path, suite: Optional[str], judge: Optional[str], config: O
                     quiet, suite=suite, judge_name=_default_judge(judge, config), config_file=config, jobs=jobs,
                     on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft,
                     tools=tools, policy=policy, engine=parse_engine(engine))
+    distinct_outputs({"--json": json_path, "--junit": junit, "--md": md, "--html": html})
     old = None
     if compare is not None:
         old = read_json_file(compare, "a JSON suite report")
@@ -141,12 +142,15 @@ def slice_command(
     out: Path = typer.Option(..., "-o", "--out", help="Folder to write scenario.yaml, trace.jsonl and slice.json into."),
     scenario: Optional[Path] = typer.Option(None, "--scenario", help="The run's scenario file (default: the "
                                             "one the report names, else a file with its id beside the trace)."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="The run's trace file (default: the one the "
+                                         "report names, found from the current folder or the report's); it must "
+                                         "hold what was graded (the report's sha256)."),
 ) -> None:
     """Cut the minimal failing slice of a run (last passing checkpoint through first divergence) into a
     standalone scenario and trace that re-grade to the same first divergence."""
     from judge.api import write_slice
 
-    result = write_slice(report, run, out, scenario=scenario)
+    result = write_slice(report, run, out, scenario=scenario, trace=trace)
     console = _out()
     d = result.divergence
     console.print(f"slice of {run}: {len(result.events)} event(s) ({', '.join(result.events[:6])}"

@@ -14,7 +14,7 @@ from typing import Any, List, Optional
 import typer
 
 from judge.cli.common import console as _out
-from judge.cli.common import refuse_overwriting_inputs, user_errors
+from judge.cli.common import distinct_outputs, refuse_overwriting_inputs, user_errors
 from judge.cli.common import write_output as _write
 from judge.cli.help import JudgeCommand, apply_conventions
 from judge.errors import UsageError
@@ -74,6 +74,7 @@ def merge_command(
     from judge.suite import exit_code, merge_suite
     from judge.suite.result import compare as compare_reports
 
+    distinct_outputs({"--json": json_path, "--junit": junit, "--md": md})
     report = merge_suite(parts)
     if compare is not None:
         old = read_json_file(compare, "a JSON suite report")

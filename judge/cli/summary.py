@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from judge.cli.common import console, refuse_overwriting_inputs, user_errors, write_output
+from judge.cli.common import console, distinct_outputs, refuse_overwriting_inputs, user_errors, write_output
 from judge.cli.common import offline_env as _offline_env
 from judge.errors import UsageError
 from judge.render.summary import render_audit, render_continuation
@@ -139,6 +139,7 @@ def summary_eval_command(
     from judge.text.minilm import load_embedding_model
 
     _offline_env()
+    distinct_outputs({"--out": out_path, "--json": json_path})
     refuse_overwriting_inputs([out_path, json_path], [labels])
     phrase_only = model.strip().lower() == "none"
     if phrase_only and fit:

@@ -15,13 +15,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from judge.draft.headings import heading
 from judge.errors import JudgeInputError
 from judge.model.limits import read_capped
 from judge.text.cues import sentences
 
 MAX_DOC_BYTES = 1024 * 1024  # a policy document is a few pages; a larger file is not one
 MAX_SENTENCE = 2000  # characters of one sentence read (a run-on "sentence" is cut, never read whole)
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+")
 
 
@@ -58,11 +58,11 @@ def _blocks(lines: list[str]) -> list[tuple[int, str, str]]:
         parts.clear()
 
     for number, line in enumerate(lines, start=1):
-        heading = _HEADING.match(line)
-        if heading or not line.strip():
+        title = heading(line)
+        if title or not line.strip():
             close()
-            if heading:
-                section = heading.group(2)
+            if title:
+                section = title[1]
             continue
         bullet = _BULLET.match(line)
         if bullet:
@@ -90,7 +90,7 @@ def read_policy_document(path: str | Path) -> PolicyDocument:
     except ValueError as exc:
         raise JudgeInputError(f"not a policy document: {exc}", file=str(path)) from None
     lines = text.splitlines()
-    title = next((m.group(2) for m in map(_HEADING.match, lines) if m), path.stem)
+    title = next((h[1] for h in map(heading, lines) if h), path.stem)
     found = [PolicySentence(start, section, sentence[:MAX_SENTENCE])
              for start, section, block in _blocks(lines) for sentence in sentences(block)]
     if not found:

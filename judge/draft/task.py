@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 
+from judge.draft.headings import heading
+
 _LABEL = re.compile(r"^\s*\[[^\]\n]{1,80}\]\s*")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _MARKER = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+")  # a list item's marker: "- ", "2. "
 _TASKISH = re.compile(r"\b(?:task|goal|objective|request|problem|question|assignment)s?\b", re.IGNORECASE)
 MIN_WORDS = 3  # a statement shorter than this is no task ("OK.", "TERMINATE")
@@ -27,11 +28,11 @@ def statement_text(text: str) -> str:
     """The task the message states, as plain text (see the module docstring)."""
     body = _LABEL.sub("", text or "", count=1)
     lines = body.splitlines()
-    headings = [i for i, line in enumerate(lines) if _HEADING.match(line)]
-    start = next((i for i in headings if _TASKISH.search(_HEADING.match(lines[i]).group(1))), None)
+    headings = {i: h[1] for i, h in ((i, heading(line)) for i, line in enumerate(lines)) if h}
+    start = next((i for i, title in headings.items() if _TASKISH.search(title)), None)
     if start is not None:
         lines = lines[start:]
-    kept = [line for line in lines if not _HEADING.match(line)] if headings else lines
+    kept = [line for line in lines if not heading(line)] if headings else lines
     return "\n".join(_MARKER.sub(r"\1", line) for line in kept).strip()
 
 

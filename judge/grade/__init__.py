@@ -2,7 +2,13 @@
 divergence and its slice, the calibration policy, and the one orchestration every face uses
 (GradeSession)."""
 
-from judge.grade.calibration import check_calibration, labels_dir, records_dir
+from judge.grade.calibration import (
+    check_calibration,
+    labels_dir,
+    output_records_dir,
+    records_dir,
+    refuse_package_output,
+)
 from judge.grade.labelled import judge_verdicts_for_labels
 from judge.grade.outcome import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_INPUT, EXIT_INTERNAL, EXIT_PASS, combine
 from judge.grade.provenance import input_file, provenance, sha256_file, sha256_text
@@ -12,5 +18,6 @@ from judge.grade.slice import SliceResult, write_slice
 
 __all__ = ["EXIT_FAIL", "EXIT_INCONCLUSIVE", "EXIT_INPUT", "EXIT_INTERNAL", "EXIT_PASS", "GradeSession",
            "SliceResult", "check_calibration", "combine", "exit_code", "grade_trace", "input_file",
-           "judge_verdicts_for_labels", "labels_dir", "provenance", "records_dir", "sha256_file", "sha256_text",
+           "judge_verdicts_for_labels", "labels_dir", "output_records_dir", "provenance", "records_dir",
+           "refuse_package_output", "sha256_file", "sha256_text",
            "write_slice"]

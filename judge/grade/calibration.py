@@ -12,13 +12,39 @@ from typing import Any
 from judge.model import JudgeFingerprint, as_fingerprint
 
 
-def records_dir(project_root: Path | None = None) -> Path:
-    """The user's calibration/records beside their pyproject.toml, else the built-in records."""
-    if project_root is not None and (project_root / "calibration" / "records").is_dir():
-        return project_root / "calibration" / "records"
+def package_records_dir() -> Path:
+    """The built-in records: package data of the installed `calibration` package."""
     import calibration
 
     return Path(calibration.__file__).resolve().parent / "records"
+
+
+def records_dir(project_root: Path | None = None) -> Path:
+    """Where records are *read*: the user's calibration/records beside their pyproject.toml, else
+    the built-in records."""
+    if project_root is not None and (project_root / "calibration" / "records").is_dir():
+        return project_root / "calibration" / "records"
+    return package_records_dir()
+
+
+def output_records_dir(project_root: Path | None = None) -> Path:
+    """Where `judge calibrate` *writes* by default: the project's calibration/records (created when
+    missing), else calibration/records under the working directory; never the installed package."""
+    return (project_root or Path.cwd()) / "calibration" / "records"
+
+
+def refuse_package_output(out: Path, project_root: Path | None = None) -> None:
+    """A UsageError for an output folder inside the installed package's records (a pip install's
+    site-packages); a source checkout that holds the package (this repository) may write its own."""
+    from judge.errors import UsageError
+
+    package = package_records_dir()
+    inside = Path(out).resolve().is_relative_to(package)
+    checkout = project_root is not None and package.is_relative_to(Path(project_root).resolve())
+    if inside and not checkout:
+        raise UsageError(f"refusing to write calibration records into the installed package ({package}); "
+                         "records belong to your project: run from it (calibration/records beside its "
+                         "pyproject.toml) or give --out DIR", file=str(out), field="--out")
 
 
 def labels_dir(records: Path) -> Path | None:

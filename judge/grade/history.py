@@ -19,6 +19,7 @@ from pydantic import Field, ValidationError
 
 from judge.errors import JudgeInputError, UsageError
 from judge.model import GradeReport, RunReport, Strict
+from judge.model.atomic import write_atomic
 
 SUFFIX = ".json"
 OUTCOME_RANK = {"pass": 0, "inconclusive": 1, "fail": 2}
@@ -52,15 +53,12 @@ def write_run(report: GradeReport, directory: str | Path, *, now: datetime | Non
     if not directory.is_dir():
         directory.mkdir(parents=True, exist_ok=True)
         # as pytest does with its cache: a folder git ignores by itself (delete the file to commit it)
-        (directory / ".gitignore").write_text("# the run log of `judge grade`: local history, not sources\n*\n",
-                                              encoding="utf-8")
+        write_atomic(directory / ".gitignore", "# the run log of `judge grade`: local history, not sources\n*\n")
     text = report.model_dump_json(by_alias=True, indent=2) + "\n"
     for _ in range(8):
         path = directory / (run_id_for(now or datetime.now(timezone.utc)) + SUFFIX)
         try:
-            with path.open("x", encoding="utf-8") as handle:
-                handle.write(text)
-            return path
+            return write_atomic(path, text, exclusive=True)  # whole before it has its name; never replaced
         except FileExistsError:
             continue
     raise FileExistsError(f"no unused run log name in {directory}")
@@ -107,7 +105,7 @@ def _summary(path: Path) -> LoggedRun:
         entry.outcome = max(outcomes, key=lambda o: OUTCOME_RANK.get(o, 2)) if outcomes else None
         entry.quality = [r.get("quality_score") for r in runs]
         entry.judge = data.get("judge")
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, RecursionError) as exc:
         entry.error = f"not a grade report ({type(exc).__name__}: {exc})"
     return entry
 

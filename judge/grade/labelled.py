@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from judge.errors import JudgeInputError
+from judge.model.limits import DepthError, depth_message, loads_json, read_capped
 from judge.grade.run import grade_trace
 from judge.ledger import load_ledger, read_structured
 
@@ -17,13 +18,34 @@ def _label_rows(path: Path) -> list[tuple[Path, int, dict[str, Any]]]:
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     rows = []
     for file in files:
-        for lineno, line in enumerate(file.read_text(encoding="utf-8").split("\n"), start=1):
+        try:
+            text = read_capped(file).decode("utf-8")
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise JudgeInputError(f"cannot read labels: {exc}", file=str(file)) from None
+        for lineno, line in enumerate(text.split("\n"), start=1):
             if line.strip():
                 try:
-                    rows.append((file, lineno, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise JudgeInputError(f"not a JSON object: {exc.msg}", file=str(file), line=lineno) from None
+                    rows.append((file, lineno, loads_json(line)))
+                except DepthError:
+                    raise JudgeInputError(depth_message(), file=str(file), line=lineno) from None
+                except ValueError as exc:
+                    message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+                    raise JudgeInputError(f"not a JSON object: {message}", file=str(file), line=lineno) from None
     return rows
+
+
+def _label_trace(labels_file: Path, trace: str) -> Path:
+    """A label's trace: relative to its labels file's folder (the label format), else to the
+    project root (the folder of the nearest pyproject.toml), else as given."""
+    from judge.config import project_root
+
+    here = (labels_file.parent / trace).resolve()
+    if here.is_file() or Path(trace).is_absolute():
+        return here
+    root = project_root(labels_file.parent)
+    if root is not None and (root / trace).is_file():
+        return (root / trace).resolve()
+    return here
 
 
 def _scenario_file(scenario_id: str, trace: Path, search: Iterable[Path]) -> Path:
@@ -50,13 +72,16 @@ class VerdictRun:
 def judge_verdicts_for_labels(labels: Path, judge, *, scenarios: Iterable[Path] = (),
                               progress: Callable[[int, int], None] | None = None) -> VerdictRun:
     """Grade every labelled trace once with `judge` and read the judge's own verdict per case."""
+    from calibration import read_labels
+
+    read_labels(labels)  # the label format, strictly (a CalibrationInputError names file, line and field)
     by_trace: dict[tuple[Path, str], dict[str, dict[str, Any]]] = {}
     for file, lineno, row in _label_rows(labels):
         for name in ("case", "scenario", "trace", "after_turn", "key"):
             if name not in row:
                 raise JudgeInputError("a ledger label needs case, scenario, trace, after_turn and key",
                                       file=str(file), line=lineno, field=name)
-        trace = (file.parent / row["trace"]).resolve()
+        trace = _label_trace(file, str(row["trace"]))
         by_trace.setdefault((trace, row["scenario"]), {})[row["case"]] = row
     fingerprint = judge.fingerprint()
     out = VerdictRun()

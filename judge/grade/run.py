@@ -26,7 +26,7 @@ from judge.grade.summaries import (
 )
 from judge.grade.windows import RunAccumulator, Window, close_paths, stream_windows
 from judge.judges.base import Judge, JudgeRequest, LedgerRow
-from judge.ledger import ExpectedLedger
+from judge.ledger import ExpectedLedger, hidden_values
 from judge.model import (
     CheckpointReport,
     Cost,
@@ -108,7 +108,7 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
     trace file read with `digest`, `scenario` and the trace's sha256 computed while reading it."""
     rules = RuleSet(ledger, toolkit=toolkit)
     reader = TraceReader(source, name=name, expected_scenario=ledger.expected_scenario, raw_hook=rules.raw_hook(),
-                         digest=digest)
+                         digest=digest, hidden=hidden_values(ledger.scenario))  # no-leak values never reach a judge or report
     rules.share_calls(reader.calls)
     rules.read_header(reader.header)
     acc = RunAccumulator(restatements=rules.restatements)

@@ -19,6 +19,7 @@ from judge.grade.provenance import sha256_file
 from judge.grade.slice_inputs import find_run, locate_scenario, locate_trace
 from judge.ledger import ExpectedLedger, KeyHistory, build_ledger
 from judge.model import Divergence, RunHeader, Scenario
+from judge.model.atomic import write_atomic
 
 # ---------------------------------------------------------------- the minimal failing slice
 
@@ -162,7 +163,7 @@ def _context(scan: _Scan, ledger: ExpectedLedger, level: int) -> set[int]:
         if pos in chosen and call_id in by_call:
             chosen.add(by_call[call_id])
     if level >= 2:
-        from fnmatch import fnmatchcase
+        from judge.model.patterns import glob_match as fnmatchcase  # RE2: linear time
 
         from judge.checks import spec_for
 
@@ -224,9 +225,8 @@ def _write_files(out: Path, header: RunHeader, events: list[Any], draft: dict[st
     trace_out, scenario_out = out / "trace.jsonl", out / "scenario.yaml"
     try:
         out.mkdir(parents=True, exist_ok=True)
-        trace_out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        scenario_out.write_text(yaml.safe_dump(draft, sort_keys=False, allow_unicode=True, width=110),
-                                encoding="utf-8")
+        write_atomic(trace_out, "\n".join(lines) + "\n")
+        write_atomic(scenario_out, yaml.safe_dump(draft, sort_keys=False, allow_unicode=True, width=110))
     except OSError as exc:
         raise JudgeInputError(f"cannot write: {exc.strerror}", file=str(out)) from None
     return scenario_out, trace_out
@@ -244,13 +244,14 @@ def _same(a: Divergence | None, b: Divergence) -> bool:
 
 
 def write_slice(report_path: str | Path, run_id: str, out_dir: str | Path, *,
-                scenario: str | Path | None = None) -> SliceResult:
+                scenario: str | Path | None = None, trace: str | Path | None = None) -> SliceResult:
     """Cut run `run_id` of a grade or suite report down to a standalone scenario and trace in
     `out_dir` (scenario.yaml, trace.jsonl, slice.json) that re-grade to the same first divergence.
 
     Tries the smallest slice first (the report's slice and the tool calls its results answer, with
     only the keys involved) and widens it (earlier ok calls, every key, the whole prefix) until a
     deterministic re-grade gives the same turn, key, event and rule. Events are written redacted.
+    `trace`, `scenario`: the files, where the report's paths do not lead to them (another folder).
     """
     from judge.ledger import load_ledger
 
@@ -260,7 +261,7 @@ def write_slice(report_path: str | Path, run_id: str, out_dir: str | Path, *,
         raise JudgeInputError(f"run {run_id!r} has no first divergence: there is no failing slice to cut",
                               file=str(report_path))
     divergence = Divergence.model_validate(run["first_divergence"])
-    trace = locate_trace(run, report_path)
+    trace = locate_trace(run, report_path, given=Path(trace) if trace else None)
     inputs = (run.get("provenance") or {}).get("inputs") or {}
     scenario_path = Path(scenario) if scenario else locate_scenario(scenario_id, run, trace, report_path, named)
     recorded = (inputs.get("scenario") or {}).get("sha256")
@@ -304,6 +305,6 @@ def write_slice(report_path: str | Path, run_id: str, out_dir: str | Path, *,
     result.note = ("the divergence came from the judge: re-grade with the same judge to reproduce it" if judged
                    else "re-grading reproduces the first divergence" if result.verified
                    else "re-grading did NOT reproduce the first divergence (the rules depend on more history)")
-    (out / "slice.json").write_text(json.dumps({**result.as_dict(), "source": meta}, indent=2,
-                                               ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomic(out / "slice.json", json.dumps({**result.as_dict(), "source": meta}, indent=2,
+                                                ensure_ascii=False) + "\n")
     return result

@@ -6,7 +6,6 @@ project's files), and where a sha256 was recorded, the file that matches it is t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +14,9 @@ from judge.grade.provenance import sha256_file
 
 
 def read_report(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise JudgeInputError(f"not a JSON report: {exc}", file=str(path)) from None
+    from judge.model.limits import read_json_file
+
+    return read_json_file(path, "a JSON report")  # within the size and depth limits of every reader
 
 
 def find_run(report_path: Path, run_id: str) -> tuple[dict[str, Any], str, str | None]:
@@ -71,14 +67,23 @@ def _matching(files: list[Path], sha256: str | None) -> list[Path]:
     return [f for f in files if sha256 is None or sha256_file(f) == sha256]
 
 
-def locate_trace(run: dict[str, Any], report_path: Path) -> Path:
-    """The run's trace file: the first place its path names that holds the graded content."""
+def locate_trace(run: dict[str, Any], report_path: Path, given: Path | None = None) -> Path:
+    """The run's trace file: `given` (`judge slice --trace`), else the first place its path names
+    that holds the graded content; either must hold what was graded (its sha256, when recorded)."""
     name = run.get("trace")
     sha = run.get("sha256") or _recorded(run, "trace").get("sha256")
+    if given is not None:
+        if not given.is_file():
+            raise JudgeInputError("no such trace file", file=str(given), field="--trace")
+        if not _matching([given], sha):
+            raise JudgeInputError(f"is not the trace run {run.get('run_id')!r} was graded with (sha256 differs)",
+                                  file=str(given), field="--trace")
+        return given
     found = candidates(str(name), report_path) if name else []
     if not found:
         raise JudgeInputError(f"trace of run {run.get('run_id')!r} not found: {name!r} (looked from the current "
-                              f"folder and from {report_path.parent} upwards)", file=str(report_path))
+                              f"folder and from {report_path.parent} upwards; give it with --trace PATH)",
+                              file=str(report_path))
     hits = _matching(found, sha)
     if not hits:
         raise JudgeInputError(f"{found[0]} changed since the report was written (sha256 differs)",

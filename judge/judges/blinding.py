@@ -4,14 +4,22 @@ The names come from a maintained list, not from patterns written here: every mod
 provider in litellm's model map (the `model_prices_and_context_window_backup.json` litellm ships,
 read from its package folder without importing litellm, as LITELLM_LOCAL_MODEL_COST_MAP=True would
 load it), the family of each model (its first word: gpt, claude, gemini, o1, grok, phi, ...), plus
-`data/model_words.txt` (tier words such as sonnet, opus and haiku; vendors; and the family words
-that are everyday words, masked only inside a whole model name). The run header's agent name,
-version and model are added per request.
+`data/model_words.txt` (tier words such as sonnet, opus and haiku; vendors; short forms and
+products the map does not name, GLM, Copilot, ERNIE Bot, Tongyi Qianwen, also in their own scripts:
+通义千问, 文心一言, 智谱清言, 豆包, ...; and the family words that are everyday words, masked only inside a
+whole model name). The run header's agent name, version and model are added per request.
 
-Matching is by words, so it is linear in the text and indifferent to how a name is written: the
-text is NFKC-normalised, Unicode hyphens and spaces become `-` and ` `, zero-width characters are
-dropped, then split into runs of letters and runs of digits (`GPT‑4o` with a non-breaking hyphen,
-`gpt4o`, `gpt 4o` and `GPT-4o` are all gpt, 4, o). A name matches whole words joined by nothing,
+Text is masked with all of them; keys and identifiers (a JSON field, a tool or state name) only with
+the candidate's own names (`generic=False`): a field named `anthropic` is the user's schema, not a
+hint of the candidate, and stays as it is.
+
+Matching is by words, so it is linear in the text and indifferent to how a name is written: names
+are found on the folded copy of the text (judge.trace.normal: NFKC, Unicode hyphens and spaces as
+`-` and ` `, zero-width characters dropped), split into runs of letters, runs of digits and single characters of the scripts written without
+spaces (Han, kana, Hangul), so `我用通义千问` holds the name `通义千问`
+(`GPT‑4o` with a non-breaking hyphen, `gpt4o`, `gpt 4o` and `GPT-4o` are all gpt, 4, o), and
+replaced in the text as written: the rest of the text is never normalised (that would re-assemble
+what the redactor saw split). A name matches whole words joined by nothing,
 one of `-_ ./:` or nothing at a letter/digit change; the longest name starting at a word wins.
 """
 
@@ -25,10 +33,13 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Iterable
 
+from judge.trace.normal import fold
+
 MASK = "[model]"
 WORDS_FILE = Path(__file__).with_name("data") / "model_words.txt"
 _END = ""  # the trie key that marks the end of a name
-_TOKEN = re.compile(r"[^\W\d_]+|\d+")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_TOKEN = re.compile(rf"[{_CJK}]|(?:(?![{_CJK}])[^\W\d_])+|\d+")
 _JOINERS = frozenset(("", "-", "_", " ", ".", "/", ":"))
 _HYPHENS = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d\u00ad"), "-")
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u180e"), None)
@@ -162,8 +173,26 @@ def _deep(node: Trie) -> Trie:
 
 
 @lru_cache(maxsize=64)
-def _trie_for(names: tuple[str | None, ...]) -> Trie:
+def _trie_for(names: tuple[str | None, ...], generic: bool = True) -> Trie | None:
+    if not generic:
+        return _candidate_only(names)
     return _candidate_trie(names) or base_trie()
+
+
+def _candidate_only(names: tuple[str | None, ...]) -> Trie | None:
+    """A trie of the candidate's own names alone (for keys and identifiers); None without names."""
+    base = _candidate_trie(names)
+    if base is None:
+        return None
+    trie: Trie = {}
+    for name in names:
+        if not name or not str(name).strip():
+            continue
+        for variant in {str(name).strip(), str(name).strip().rsplit("/", 1)[-1]}:
+            tokens = words(variant)
+            if tokens and sum(map(len, tokens)) >= 3 and not (len(tokens) == 1 and tokens[0].isdigit()):
+                _add(trie, tokens)
+    return trie or None
 
 
 def _absorb_version(text: str, tokens: list[tuple[int, int, str]], best: int) -> int:
@@ -173,16 +202,22 @@ def _absorb_version(text: str, tokens: list[tuple[int, int, str]], best: int) ->
         joiner = text[tokens[k - 1][1]:tokens[k][0]]
         word = tokens[k][2]
         if not ((word.isdigit() and joiner in ("", "-", ".", "_", " ")) or
-                (len(word) <= 2 and joiner in ("", "-", ".", "_"))):
+                (len(word) <= 2 and word.isascii() and joiner in ("", "-", ".", "_"))):
             break
         best, k = k, k + 1
     return best
 
 
-def mask_names(text: str, names: Iterable[str | None] = ()) -> str:
-    """`text` normalised, with every model, vendor and candidate name replaced by MASK."""
-    text = normalise(text)
-    trie = _trie_for(tuple(names))
+def mask_names(text: str, names: Iterable[str | None] = (), *, generic: bool = True) -> str:
+    """`text` with every model, vendor and candidate name replaced by MASK (found on its folded
+    copy; the text is otherwise left as it is). `generic=False`: the candidate's names only (a key
+    or an identifier)."""
+    trie = _trie_for(tuple(names), generic)
+    if trie is None:
+        return text
+    source = text
+    folded = fold(text)
+    text = _SPACES.sub(" ", folded.text) if not folded.text.isascii() else folded.text
     tokens = [(m.start(), m.end(), m.group().casefold()) for m in _TOKEN.finditer(text)]
     out, pos, i, n = [], 0, 0, len(tokens)
     while i < n:
@@ -198,11 +233,12 @@ def mask_names(text: str, names: Iterable[str | None] = ()) -> str:
             i += 1
             continue
         best = _absorb_version(text, tokens, best)
-        out.append(text[pos:tokens[i][0]])
+        start, end = folded.original(tokens[i][0], tokens[best][1])
+        out.append(source[pos:start])
         out.append(MASK)
-        pos = tokens[best][1]
+        pos = end
         i = best + 1
     if not out:
-        return text
-    out.append(text[pos:])
+        return source
+    out.append(source[pos:])
     return "".join(out)

@@ -1,15 +1,19 @@
 """What a judge sees: the ledger at the checkpoint and the trace slice, blinded and fenced as data.
 
 - `blind` masks the candidate's identity (names the grader passes from the run header, and every
-  model, family and vendor name of judge.judges.blinding's list) in every field a judge reads (text,
-  tool names, argument keys and values); the run header itself never reaches a judge.
+  model, family and vendor name of judge.judges.blinding's list) in the text a judge reads (messages,
+  summaries, string values of arguments, results and states); keys and identifiers (tool and state
+  names, argument keys, `to`, refs, digests) lose only the candidate's own names, so a field named
+  `anthropic` stays as the user's schema has it. The run header itself never reaches a judge.
 - Every event becomes one line inside a `<trace_data>` block: `e1 t1 user: <text>`,
   `e3 t2 call run_tests(browser: firefox) -> e4 ok: passed: 20` (a result directly following its call
   shares the call's line), `e5 t3 state-write key = value`, `e6 t8 summary (compaction): <text>`. This
   compact form costs about half the tokens of the JSONL. Every Unicode line break in content is
-  escaped, so a planted line cannot pose as another event; invisible characters are escaped and
-  fence tags inside content (`</trace_data>`, also full-width or split by a zero-width space) are
-  escaped, so planted text cannot close the fence.
+  escaped, so a planted line cannot pose as another event; invisible characters are shown escaped
+  (`\\u200b`), never dropped, and fence tags inside content (`</trace_data>`, also full-width or split
+  by a zero-width space: found on the folded copy, judge.trace.normal) are escaped, so planted text
+  cannot close the fence. Text is never normalised here: the redactor found secrets on the folded
+  copy and replaced them in the text as written; folding after it would re-assemble the rest.
 - `build_windows` splits a slice whose rendered request would exceed the token budget into parts
   that are judged separately (see `judge.judges.merge`).
 """
@@ -26,14 +30,14 @@ from judge.judges.base import JudgeRequest, LedgerRow
 from judge.judges.blinding import MASK, mask_names  # noqa: F401  (MASK: part of this module's face)
 from judge.model import Event
 from judge.prompts import Prompt
+from judge.trace.normal import fold
 
-RENDER_VERSION = 3  # bump when what a judge sees changes: it is part of the judge fingerprint
+RENDER_VERSION = 4  # bump when what a judge sees changes: it is part of the judge fingerprint
 FENCE_TAGS = ("trace_data", "summary_data", "ledger_data", "event")
 _FENCE_RE = re.compile(r"<(\s*/?\s*(?:%s)\b)" % "|".join(FENCE_TAGS), re.IGNORECASE)
 # Every character that starts a new line somewhere (str.splitlines breaks on all of them) and every
 # invisible format character (zero-width spaces and joiners, bidi controls: Unicode category Cf).
 _BREAKS = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e"), None)
 
 RequestCounter = Callable[[list[dict[str, str]], Sequence[Event]], int]
 LineCounter = Callable[[str], int]
@@ -48,29 +52,39 @@ def blind(text: str, names: Iterable[str | None] = ()) -> str:
     return mask_names(text, names)
 
 
+def blind_identifier(text: str, names: Iterable[str | None] = ()) -> str:
+    """A key or an identifier: only the candidate's own names are masked (never the generic list)."""
+    return mask_names(text, names, generic=False)
+
+
 def blind_value(value: Any, names: Iterable[str | None] = ()) -> Any:
-    """`blind` applied to every string inside a JSON-like value, argument keys too."""
+    """`blind` applied to every string inside a JSON-like value; its keys get `blind_identifier`."""
     names = tuple(names)
     if isinstance(value, str):
         return blind(value, names)
     if isinstance(value, dict):
-        return {(blind(k, names) if isinstance(k, str) else k): blind_value(v, names) for k, v in value.items()}
+        return {(blind_identifier(k, names) if isinstance(k, str) else k): blind_value(v, names)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [blind_value(v, names) for v in value]
     return value
 
 
-_BLINDED_FIELDS = ("text", "args", "result", "value", "to", "state", "ref", "tool", "key", "digest")
+_TEXT_FIELDS = ("text", "args", "result", "value", "state")
+_IDENTIFIER_FIELDS = ("to", "ref", "tool", "key", "digest")
 
 
 def blind_events(events: Iterable[Event], names: Iterable[str | None] = ()) -> tuple[Event, ...]:
-    """Copies of `events` with the candidate's names masked in every content field. The grader calls
-    this with the run header's agent name, version and model before building a JudgeRequest."""
+    """Copies of `events` with the candidate's names masked in every content field (model names in
+    text, the candidate's own names in identifiers too). The grader calls this with the run header's
+    agent name, version and model before building a JudgeRequest; `event_lines` with none."""
     names = tuple(names)
     out = []
     for event in events:
-        update = {f: blind_value(getattr(event, f), names) for f in _BLINDED_FIELDS
-                  if getattr(event, f, None) is not None}
+        update: dict[str, Any] = {f: blind_value(getattr(event, f), names) for f in _TEXT_FIELDS
+                                  if getattr(event, f, None) is not None}
+        update.update({f: blind_identifier(getattr(event, f), names) for f in _IDENTIFIER_FIELDS
+                       if isinstance(getattr(event, f, None), str)})
         update["meta"] = None  # the model behind an event is the candidate's identity: never shown
         out.append(event.model_copy(update=update))
     return tuple(out)
@@ -80,16 +94,26 @@ def blind_events(events: Iterable[Event], names: Iterable[str | None] = ()) -> t
 
 
 def escape_data(text: str) -> str:
-    """Make `text` safe inside a fenced data block: one line (every Unicode line break escaped), no
-    zero-width characters (dropped, so `</trace\u200b_data>` is the tag it looks like and is escaped
-    as one), other invisible format characters shown escaped (`\\u202e`), and no fence tags (after
-    NFKC: a full-width `＜/trace_data＞` is one)."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH)
-        if any(unicodedata.category(ch) == "Cf" for ch in text):
-            text = "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in text)
-    text = _BREAKS.sub(_break, text)
-    return _FENCE_RE.sub(r"&lt;\1", text)
+    """Make `text` safe inside a fenced data block: one line (every Unicode line break escaped),
+    invisible format characters (zero-width spaces, bidi controls: Unicode category Cf) shown
+    escaped (`\\u200b`, `\\u202e`), and no fence tags: a tag is looked for on the folded copy (a
+    full-width `＜/trace_data＞`, or one split by a zero-width space, is one) and its `<` escaped in
+    the text as written. The text is not normalised."""
+    if text.isascii():
+        return _FENCE_RE.sub(r"&lt;\1", _BREAKS.sub(_break, text))
+    folded = fold(text)
+    if folded.edits:
+        out, pos = [], 0
+        for match in _FENCE_RE.finditer(folded.text):
+            start, end = folded.original(match.start(), match.start() + 1)  # the `<`, as written
+            out += [text[pos:start], "&lt;"]
+            pos = end
+        text = "".join(out) + text[pos:] if out else text
+    else:
+        text = _FENCE_RE.sub(r"&lt;\1", text)
+    if any(unicodedata.category(ch) == "Cf" for ch in text):
+        text = "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in text)
+    return _BREAKS.sub(_break, text)
 
 
 def _break(match: re.Match[str]) -> str:
@@ -140,16 +164,16 @@ def event_lines(events: Sequence[Event]) -> list[tuple[str, tuple[Event, ...]]]:
     """One escaped, blinded line per event, `<id> t<turn> <content>`; a tool result that directly
     follows its call in the same turn joins the call's line as `-> <id> <status>: <result>`."""
     lines: list[tuple[str, tuple[Event, ...]]] = []
+    shown = blind_events(events)  # model names in text, field by field (keys and identifiers stay)
     i = 0
     while i < len(events):
-        event = events[i]
+        event = shown[i]
         text = f"{event.id} t{event.turn} {_content(event)}"
-        group: tuple[Event, ...] = (event,)
-        if i + 1 < len(events) and _answers(event, events[i + 1]):
-            result = events[i + 1]
-            text += f" -> {result.id} {_content(result, follows_call=True)}"
-            group += (result,)
-        lines.append((escape_data(blind(text)), group))
+        group: tuple[Event, ...] = (events[i],)
+        if i + 1 < len(events) and _answers(events[i], events[i + 1]):
+            text += f" -> {shown[i + 1].id} {_content(shown[i + 1], follows_call=True)}"
+            group += (events[i + 1],)
+        lines.append((escape_data(text), group))
         i += len(group)
     return lines
 

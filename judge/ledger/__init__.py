@@ -12,10 +12,12 @@ from judge.ledger.fixture import (
 from judge.ledger.lint import LintIssue, build_ledger, lint
 from judge.ledger.load import (
     DRAFT_MESSAGE,
+    hidden_values,
     lint_file,
     lint_path,
     load_ledger,
     pair_issues,
+    pair_path,
     policy_from_data,
     policy_ledger,
     refuse_draft,

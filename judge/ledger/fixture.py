@@ -4,9 +4,12 @@ PyYAML's composed node tree keeps the line of every mapping key and sequence ite
 error location (`ledger.2.sensitivity`) can be turned back into the line a user must fix.
 
 Bounded: YAML aliases (`*name`) may repeat a value, but what they expand to is capped at
-MAX_YAML_VALUES values (a few hundred bytes of nested aliases can ask for gigabytes: the "billion
-laughs"), nesting deeper than MAX_DEPTH is refused (a recursive alias too), and a file over
-MAX_FILE_BYTES is never read whole.
+MAX_YAML_VALUES values and MAX_YAML_BYTES bytes of scalars (a few hundred bytes of nested aliases
+can ask for gigabytes: the "billion laughs"; a 1 MB string aliased 150,000 times asks for 150 GB
+in a handful of values), nesting deeper than MAX_DEPTH is refused (a recursive alias too), and a
+file over MAX_FILE_BYTES is never read whole. A `.json` file is JSON: read by the JSON parser only
+(a trailing comma is an error naming its line, never a YAML reading of the text), without `NaN` or
+`Infinity`.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from pydantic import ValidationError
 
 from judge.errors import FixtureError
 from judge.model import Scenario, rule_kinds
-from judge.model.limits import MAX_DEPTH, DepthError, check_depth, depth_message, read_capped
+from judge.model.limits import MAX_DEPTH, MAX_FILE_BYTES, DepthError, check_depth, depth_message, read_capped
 
 Loc = tuple[Any, ...]
 MAX_YAML_VALUES = 200_000  # values built from one file, aliases expanded
+MAX_YAML_BYTES = MAX_FILE_BYTES  # bytes of scalar text built from one file, aliases expanded
 
 
 def _construct(node: yaml.Node, loc: Loc, lines: dict[Loc, int], budget: list[int] | None = None) -> Any:
@@ -31,12 +35,17 @@ def _construct(node: yaml.Node, loc: Loc, lines: dict[Loc, int], budget: list[in
 
     Raises ValueError (with the line) for what plain data cannot hold: a non-scalar or repeated
     mapping key, a tag the safe loader does not know (`!!python/...`, `!custom`), nesting deeper
-    than MAX_DEPTH or aliases expanding past MAX_YAML_VALUES values."""
-    budget = budget if budget is not None else [MAX_YAML_VALUES]
+    than MAX_DEPTH or aliases expanding past MAX_YAML_VALUES values or MAX_YAML_BYTES bytes."""
+    budget = budget if budget is not None else [MAX_YAML_VALUES, MAX_YAML_BYTES]
     budget[0] -= 1
     if budget[0] < 0:
         raise _NodeError(f"YAML aliases (*name) expand to more than {MAX_YAML_VALUES} values",
                          node.start_mark.line + 1, ())
+    if isinstance(node, yaml.ScalarNode):  # counted before the value is built
+        budget[1] -= len(node.value)
+        if budget[1] < 0:
+            raise _NodeError(f"YAML aliases (*name) expand to more than {MAX_YAML_BYTES >> 20} MB",
+                             node.start_mark.line + 1, ())
     if len(loc) > MAX_DEPTH:
         raise _NodeError(depth_message(), node.start_mark.line + 1, ())
     lines[loc] = node.start_mark.line + 1
@@ -49,6 +58,7 @@ def _construct(node: yaml.Node, loc: Loc, lines: dict[Loc, int], budget: list[in
             key = _scalar(key_node)
             if key in out:
                 raise _NodeError(f"duplicate key {key!r}", where, loc + (key,))
+            budget[1] -= len(key_node.value)
             out[key] = _construct(value_node, loc + (key,), lines, budget)
             lines[loc + (key,)] = key_node.start_mark.line + 1
         return out
@@ -64,6 +74,8 @@ def _scalar(node: yaml.Node) -> Any:
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise _NodeError(problem, node.start_mark.line + 1, ()) from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise _NodeError(str(exc), node.start_mark.line + 1, ()) from None
 
 
 class _NodeError(ValueError):
@@ -73,24 +85,53 @@ class _NodeError(ValueError):
 
 
 class _BoundedLoader(yaml.SafeLoader):
-    """The safe loader's composer, refusing nesting deeper than MAX_DEPTH (it recurses)."""
+    """The safe loader's composer, refusing nesting deeper than MAX_DEPTH (it recurses) and aliases
+    that would expand past MAX_YAML_VALUES values or MAX_YAML_BYTES bytes, as they are composed: a
+    bomb is refused at the alias that crosses the limit, before the rest of the file is read."""
 
     _depth = 0
 
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._sizes: dict[int, tuple[int, int]] = {}  # id(node) -> (values, bytes) it expands to
+        self._spent = [0, 0]
+
+    def _charge(self, values: int, size: int, mark: Any) -> None:
+        self._spent[0] += values
+        self._spent[1] += size
+        if self._spent[0] > MAX_YAML_VALUES:
+            raise _NodeError(f"YAML aliases (*name) expand to more than {MAX_YAML_VALUES} values", mark.line + 1, ())
+        if self._spent[1] > MAX_YAML_BYTES:
+            raise _NodeError(f"YAML aliases (*name) expand to more than {MAX_YAML_BYTES >> 20} MB", mark.line + 1, ())
+
     def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            target = self.anchors.get(event.anchor)
+            if target is not None:  # (an unknown anchor: the composer names it)
+                self._charge(*self._sizes.get(id(target), (1, 0)), event.start_mark)
+            return super().compose_node(parent, index)
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
                 raise _NodeError(depth_message(), self.peek_event().start_mark.line + 1, ())
-            return super().compose_node(parent, index)
+            node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
+        if isinstance(node, yaml.ScalarNode):
+            size = (1, len(node.value))
+            self._charge(*size, node.start_mark)
+        else:
+            children = [c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else node.value
+            sizes = [self._sizes.get(id(child), (1, 0)) for child in children]
+            size = (1 + sum(v for v, _ in sizes), sum(b for _, b in sizes))
+            self._charge(1, 0, node.start_mark)
+        self._sizes[id(node)] = size
+        return node
 
 
 def read_structured(path: Path) -> tuple[Any, dict[Loc, int]]:
-    """Parse YAML or JSON text. JSON is also composed as YAML so that lines are known for both, but
-    its values come from the JSON parser (YAML 1.1 reads `1e5` as a string, keeps `\\ud83d` escapes
-    as lone surrogates and rejects tab indentation)."""
+    """Parse a YAML or JSON file (a `.json` file as JSON only), within the limits above."""
     try:
         raw = read_capped(path)
     except OSError as exc:
@@ -104,41 +145,57 @@ def read_structured(path: Path) -> tuple[Any, dict[Loc, int]]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FixtureError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
+    return parse_structured(text, str(path), json_only=path.suffix.lower() == ".json")
+
+
+def parse_structured(text: str, name: str, *, json_only: bool = False) -> tuple[Any, dict[Loc, int]]:
+    """Parse YAML or JSON text (`json_only`: JSON, as a `.json` file is) within the limits above; a
+    FixtureError names `name`, the line and the field. JSON is also composed as YAML so that lines are
+    known for both, but its values come from the JSON parser (YAML 1.1 reads `1e5` as a string, keeps
+    `\\ud83d` escapes as lone surrogates and rejects tab indentation)."""
     try:
-        json_data = _json_or_none(text)
+        json_data = _json_or_none(text, name, json_only)
     except DepthError:
-        raise FixtureError(depth_message(), file=str(path)) from None
+        raise FixtureError(depth_message(), file=name) from None
     if json_data is not None:
         text = text.replace("\t", " ")  # valid JSON has raw tabs only between tokens
     try:
         node = yaml.compose(text, Loader=_BoundedLoader)
     except _NodeError as exc:
-        raise FixtureError(f"invalid YAML/JSON: {exc.message}", file=str(path), line=exc.line) from None
+        raise FixtureError(f"invalid YAML/JSON: {exc.message}", file=name, line=exc.line) from None
     except yaml.YAMLError as exc:
         if json_data is not None:
             return json_data, {}  # valid JSON that YAML cannot read: no line numbers, no loss
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise FixtureError(f"invalid YAML/JSON: {problem}", file=str(path), line=line) from None
+        raise FixtureError(f"invalid YAML/JSON: {problem}", file=name, line=line) from None
     lines: dict[Loc, int] = {}
     if node is None:
-        raise FixtureError("file is empty", file=str(path))
+        raise FixtureError("file is empty", file=name)
     try:
         data = _construct(node, (), lines)
         return (data if json_data is None else json_data), lines
     except _NodeError as exc:
-        raise FixtureError(f"invalid YAML/JSON: {exc.message}", file=str(path), line=exc.line,
+        raise FixtureError(f"invalid YAML/JSON: {exc.message}", file=name, line=exc.line,
                            field=dotted(exc.loc) if exc.loc else None) from None
 
 
-def _json_or_none(text: str) -> Any:
-    if text.lstrip()[:1] not in ("{", "["):
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _json_or_none(text: str, name: str, json_only: bool) -> Any:
+    if not json_only and text.lstrip()[:1] not in ("{", "["):
         return None
     try:
-        data = json.loads(text)
-    except ValueError:
-        return None  # not JSON after all (a YAML flow mapping?): the YAML reader decides
+        data = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        if not json_only:
+            return None  # not JSON after all (a YAML flow mapping?): the YAML reader decides
+        raise FixtureError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=name, line=exc.lineno) from None
+    except ValueError as exc:  # NaN, Infinity, an integer of more than 4,300 digits
+        raise FixtureError(f"invalid JSON: {exc}", file=name) from None
     except RecursionError:
         raise DepthError(MAX_DEPTH) from None
     check_depth(data)
@@ -182,7 +239,7 @@ def format_problems(exc: ValidationError, lines: dict[Loc, int] | None = None) -
     out = []
     for err in exc.errors():
         loc = model_loc(tuple(err["loc"]))
-        message = err["msg"]
+        message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             message = "unknown field"
         elif err["type"] == "literal_error":

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from judge.errors import FixtureError, one_line
 from judge.ledger.fixture import dotted, line_of
 from judge.ledger.reducer import USER_INSTRUCTION_CLASSES, ExpectedLedger, KeyHistory, delta_problem, history_from_entry
+from judge.ledger.script_lint import lint_script
 from judge.model import REGISTRY, Scenario
 
 
@@ -48,6 +49,7 @@ def lint(scenario: Scenario, lines: dict | None = None) -> tuple[ExpectedLedger,
     ledger = ExpectedLedger(scenario, keys)
     _lint_checkpoints(scenario, ledger, add)
     _lint_rules(scenario, ledger, add)
+    lint_script(scenario, add)
     if scenario.draft:
         add("warning", "an unreviewed draft: check every entry, delta and rule against the words it cites, "
             "then delete this line (`judge grade` refuses a draft without --allow-draft)", ("draft",))

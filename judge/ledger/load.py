@@ -16,6 +16,13 @@ DRAFT_MESSAGE = ("this scenario is an unreviewed draft (`judge draft`): review e
                  "then delete the line `draft: true` (or grade it as it is with --allow-draft)")
 
 
+def hidden_values(scenario: Scenario) -> tuple[str, ...]:
+    """The values the scenario's `no-leak` rules declare as someone else's: redacted (kind
+    `no_leak`) wherever its traces are shown or sent (judge.trace.hidden)."""
+    return tuple(v for rule in scenario.rules if getattr(rule, "check", None) == "no-leak"
+                 for v in getattr(rule, "values", ()) if isinstance(v, str) and v.strip())
+
+
 def refuse_draft(scenario: Scenario, *, file: str, lines: dict | None = None) -> None:
     """A FixtureError naming the `draft` line when the scenario is a draft no one has reviewed."""
     if scenario.draft:
@@ -122,8 +129,8 @@ def lint_file(path: str | Path) -> list[LintIssue]:
 MAX_SCAN_BYTES = 1 << 20
 
 
-def _scenario_ids(folders: list[Path], wanted: str, skip: Path) -> bool:
-    """Whether a scenario file (YAML or JSON, under 1 MB) in these folders has the id `wanted`."""
+def _scenario_ids(folders: list[Path], wanted: str, skip: Path) -> Path | None:
+    """The first scenario file (YAML or JSON, under 1 MB) in these folders with the id `wanted`."""
     for folder in folders:
         for path in sorted(p for pattern in ("*.yaml", "*.yml", "*.json") for p in folder.glob(pattern)):
             try:
@@ -134,8 +141,20 @@ def _scenario_ids(folders: list[Path], wanted: str, skip: Path) -> bool:
             except (OSError, JudgeInputError):
                 continue
             if isinstance(data, dict) and data.get("id") == wanted and "ledger" in data:
-                return True
-    return False
+                return path
+    return None
+
+
+def _beside(path: Path) -> list[Path]:
+    here = path.resolve().parent
+    return [here, *sorted(p for p in here.parent.iterdir() if p.is_dir() and p != here)]
+
+
+def pair_path(scenario: Scenario, path: str | Path) -> Path | None:
+    """The file of the scenario `pair` names: in the file's folder or the folders beside it."""
+    if not scenario.pair or scenario.pair == scenario.id:
+        return None
+    return _scenario_ids(_beside(Path(path)), scenario.pair, Path(path).resolve())
 
 
 def pair_issues(scenario: Scenario, path: Path, lines: dict) -> list[LintIssue]:
@@ -146,8 +165,7 @@ def pair_issues(scenario: Scenario, path: Path, lines: dict) -> list[LintIssue]:
     if scenario.pair == scenario.id:
         return [LintIssue("warning", "pair names this scenario itself", "pair", line)]
     here = path.resolve().parent
-    folders = [here, *sorted(p for p in here.parent.iterdir() if p.is_dir() and p != here)]
-    if _scenario_ids(folders, scenario.pair, path.resolve()):
+    if _scenario_ids(_beside(path), scenario.pair, path.resolve()) is not None:
         return []
     return [LintIssue("warning", f"pair {scenario.pair!r} names no scenario beside this file (looked for its id "
                       f"in {here} and the folders beside it)", "pair", line)]

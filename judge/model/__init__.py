@@ -53,6 +53,7 @@ from judge.model.report import (
 from judge.model.policy import Policy, PolicyEntry
 from judge.model.rules import REGISTRY, Rule, RuleBase, RuleKind, holds_rules, rule_kinds, rule_models
 from judge.model.scenario import ActionSet, Checkpoint, Delta, ForbiddenPath, LedgerEntry, PathStep, Scenario, Session
+from judge.model.script import FixturesFile, Script, ScriptTurn, ToolFixture, ToolResponse
 from judge.model.schemas import SCHEMAS, json_schema, schema_names
 from judge.model.tools import FunctionTool, ToolEntry, ToolSchema, ToolsFile
 

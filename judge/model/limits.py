@@ -81,14 +81,32 @@ def read_json_file(path: str | Path, what: str) -> Any:
 
     path = Path(path)
     try:
-        data = json.loads(read_capped(path).decode("utf-8"))
-        check_depth(data)
+        data = loads_json(read_capped(path).decode("utf-8"))
     except OSError as exc:
         raise JudgeInputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    except RecursionError:
+    except DepthError:
         raise JudgeInputError(f"not {what}: {depth_message()}", file=str(path)) from None
-    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError is a ValueError, as is read_capped's
+    except json.JSONDecodeError as exc:
+        raise JudgeInputError(f"not {what}: {exc.msg} (column {exc.colno})", file=str(path), line=exc.lineno) from None
+    except (UnicodeDecodeError, ValueError) as exc:  # read_capped's limit, NaN, an over-long integer
         raise JudgeInputError(f"not {what}: {exc}", file=str(path)) from None
+    return data
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def loads_json(text: str | bytes) -> Any:
+    """Strict JSON within MAX_DEPTH: ValueError for bad JSON (a JSONDecodeError), `NaN`,
+    `Infinity` or an integer of more than 4,300 digits; DepthError for deep nesting."""
+    import json
+
+    try:
+        data = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise DepthError(MAX_DEPTH) from None
+    check_depth(data)
     return data
 
 

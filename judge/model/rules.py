@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Protocol, Union, get_args
 
-from pydantic import Field, GetCoreSchemaHandler
+from pydantic import Field, GetCoreSchemaHandler, model_validator
 from pydantic_core import core_schema
 
 from judge.errors import ConfigError
 from judge.model.base import Strict
+from judge.model.patterns import PatternError, check_glob
 from judge.plugins import Registry
 
 BUILTIN_RULE_KINDS = "judge.checks.kinds"
@@ -33,6 +34,24 @@ class RuleBase(Strict):
 
     key: str = Field(min_length=1)
     id: str | None = Field(default=None, description="stable rule id; default check:key")
+
+    @model_validator(mode="after")
+    def _globs_fit(self) -> RuleBase:
+        # Globs are matched by RE2 (judge.model.patterns), whose time grows with the glob too.
+        for name in _GLOB_FIELDS:
+            value = getattr(self, name, None)
+            values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+            for glob in values:
+                if isinstance(glob, str):
+                    try:
+                        check_glob(glob)
+                    except PatternError as exc:
+                        raise ValueError(f"{name}: {exc}") from None
+        return self
+
+
+_GLOB_FIELDS = ("tool", "tools", "allow", "deny", "args")
+"""The fields of rule kinds that hold globs (a tool name, an allowed tool, a path, an argument matcher)."""
 
 
 class RuleKind(Protocol):

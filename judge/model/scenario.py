@@ -8,6 +8,7 @@ from pydantic import ConfigDict, Field
 
 from judge.model.base import DeltaOp, EntryClass, Persistence, Sensitivity, Source, Strict
 from judge.model.rules import Rule, holds_rules
+from judge.model.script import Script
 
 DRAFT_SUFFIX = "-draft"
 """`judge draft` names a draft of scenario X `X-draft`, so an unreviewed draft never takes X's place
@@ -117,4 +118,6 @@ class Scenario(Strict):
     deltas: list[Delta] = Field(default_factory=list)
     checkpoints: list[Checkpoint] = Field(default_factory=list)
     rules: list[Rule] = Field(default_factory=list)
+    script: Script | None = Field(default=None, description=(
+        "what `judge run` says to the agent turn by turn and what its tools return (judge.model.script)"))
 

@@ -24,6 +24,7 @@ from judge.model.policy import Policy
 from judge.model.report import GradeReport, JudgeVerdict
 from judge.model.rules import Rule
 from judge.model.scenario import Checkpoint, Delta, LedgerEntry, Scenario, Session
+from judge.model.script import FixturesFile, Script, ToolFixture
 from judge.model.tools import ToolSchema, ToolsFile
 
 SCHEMAS: dict[str, type[BaseModel] | Any] = {
@@ -34,6 +35,9 @@ SCHEMAS: dict[str, type[BaseModel] | Any] = {
     "checkpoint": Checkpoint,
     "session": Session,
     "rule": Rule,
+    "script": Script,
+    "tool-fixture": ToolFixture,
+    "fixtures": FixturesFile,
     "run-header": RunHeader,
     "event": Event,
     "user": UserEvent,

@@ -173,12 +173,14 @@ def _is(marker: Any, f: Any) -> bool:
 
 
 def run_view(n: int, run: Any, *, scenario: str | None = None, places: Sequence[Path] = (),
-             limits: Limits = Limits(), detailed: bool = True, check_sha256: bool = False) -> RunView:
-    """A run as the page shows it; `detailed` False: its summary line only (no trace is read)."""
+             limits: Limits = Limits(), detailed: bool = True, check_sha256: bool = False,
+             scenario_file: str | None = None) -> RunView:
+    """A run as the page shows it; `detailed` False: its summary line only (no trace is read).
+    `scenario_file`: where the run's scenario is (a suite report names it), for its no-leak values."""
     status = run_status(run) if isinstance(run, RunReport) else _suite_status(run)
     scenario = scenario or run.scenario
-    timeline = run_timeline(run, scenario=scenario, places=places, limits=limits,
-                            check_sha256=check_sha256) if detailed else None
+    timeline = run_timeline(run, scenario=scenario, places=places, limits=limits, check_sha256=check_sha256,
+                            scenario_file=scenario_file) if detailed else None
     view = RunView(n, run, scenario, status, timeline, detailed=detailed)
     if timeline is not None:
         for w in timeline.windows:
@@ -260,7 +262,7 @@ def suite_page(report: Any, run_reports: dict[str, RunReport] | None = None, *, 
             full = run_reports.get(r.trace or "")
             show = n in detailed and r.status not in ("missing", "error")
             view = run_view(n, full or r, scenario=s.id, places=places, limits=limits, detailed=show,
-                            check_sha256=check_sha256)
+                            check_sha256=check_sha256, scenario_file=getattr(s, "file", None))
             view.result = r
             views.append(view)
             n += 1

@@ -51,6 +51,7 @@ class ReviewItem:
     entry: dict[str, Any] | None = None
     entry_note: str | None = None
     scenario_file: Path | None = None
+    run: dict[str, Any] | None = field(default=None, repr=False)  # the report's run (provenance, redactions)
 
     @property
     def event_ids(self) -> list[str]:
@@ -88,9 +89,11 @@ def report_files(folder: Path) -> list[Path]:
 
 
 def _load_report(path: Path) -> dict[str, Any] | None:
+    from judge.model.limits import DepthError, loads_json, read_capped
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = loads_json(read_capped(path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, DepthError):  # a file that is no report: left out
         return None
     return data if isinstance(data, dict) and isinstance(data.get("runs"), list) else None
 
@@ -112,7 +115,7 @@ def build_queue(reports_dir: Path, *, scenarios: Iterable[Path] = ()) -> tuple[l
     items = sorted(by_case.values(), key=lambda i: (i.scenario, i.run_id, i.after_turn, i.key))
     finder = _ScenarioFinder(list(scenarios))
     for item in items:
-        _attach_trace(item, reports_dir)
+        _attach_trace(item, reports_dir, finder)
         _attach_entry(item, finder)
     return items, notes
 
@@ -129,7 +132,7 @@ def _run_items(run: dict[str, Any], path: Path) -> list[ReviewItem]:
                 items.append(ReviewItem(
                     case=case, scenario=str(run.get("scenario")), run_id=str(run.get("run_id")),
                     after_turn=after, from_turn=previous + 1, key=str(finding.get("key")),
-                    reasons=reasons, finding=finding, report_file=str(path), trace=run.get("trace")))
+                    reasons=reasons, finding=finding, report_file=str(path), trace=run.get("trace"), run=run))
         previous = after
     return items
 
@@ -143,17 +146,24 @@ def resolve_trace(trace: str | None, report_file: Path, reports_dir: Path) -> Pa
     return next((p.resolve() for p in places if p.is_file()), None)
 
 
-def _attach_trace(item: ReviewItem, reports_dir: Path) -> None:
+def _attach_trace(item: ReviewItem, reports_dir: Path, finder: "_ScenarioFinder | None" = None) -> None:
+    from judge.review.hidden import run_hidden
     from judge.trace import TraceReader
 
     item.trace_path = resolve_trace(item.trace, Path(item.report_file), reports_dir)
     if item.trace_path is None:
         item.events_note = f"trace file {item.trace!r} not found: showing what the report holds"
         return
+    places = [Path(item.report_file).parent, reports_dir, item.trace_path.parent, item.trace_path.parent.parent]
+    hidden, withheld = run_hidden(item.run or {"scenario": item.scenario}, places,
+                                  (lambda sid: finder.find(sid, item.trace_path)) if finder else None)
+    if withheld is not None:
+        item.events_note = withheld
+        return
     evidence = {item.finding.get("evidence_event"), (item.deterministic or {}).get("evidence_event")} - {None}
     total = 0
     try:
-        reader = TraceReader(item.trace_path, expected_scenario=item.scenario)
+        reader = TraceReader(item.trace_path, expected_scenario=item.scenario, hidden=hidden)
         for event in reader:
             if event.turn < item.from_turn:
                 continue
@@ -258,15 +268,13 @@ def _attach_entry(item: ReviewItem, finder: _ScenarioFinder) -> None:
 
 
 def relative_trace(item: ReviewItem, labels_file: Path) -> str | None:
-    """The trace path as a label names it: relative to the labels file's folder when the two share a
-    folder below the file system's root (a repository), else absolute."""
+    """The trace path as a label names it: relative to the labels file's folder (`../runs/x.jsonl`
+    from a project's labels/), as the label format has it, so the labels move with the project;
+    never absolute (only a trace on another drive, on Windows, cannot be named so)."""
     if item.trace_path is None:
         return item.trace
     folder = labels_file.resolve().parent
     try:
-        shared = Path(os.path.commonpath([item.trace_path, folder]))
+        return Path(os.path.relpath(item.trace_path, folder)).as_posix()
     except ValueError:  # another drive (Windows)
         return str(item.trace_path)
-    if shared == Path(shared.anchor):
-        return str(item.trace_path)
-    return Path(os.path.relpath(item.trace_path, folder)).as_posix()

@@ -222,10 +222,11 @@ class _Selector:
 def read_timeline(path: Path, *, scenario: str | None = None, bounds: list[tuple[int, int | None, bool]],
                   focus: Iterable[str] = (), pins: Iterable[str] = (), slice_ids: Sequence[str] = (),
                   total: int | None = None, focus_windows: Iterable[int] = (),
-                  limits: Limits = Limits()) -> Timeline:
+                  limits: Limits = Limits(), hidden: Sequence[str] = ()) -> Timeline:
     """Read the trace at `path` into its windows (`bounds`: from turn, after turn, implicit; in turn
     order). `total`: the number of events the report counted (a trace of at most `limits.whole`
-    events is shown whole); `focus_windows`: the windows whose first events are shown too."""
+    events is shown whole); `focus_windows`: the windows whose first events are shown too;
+    `hidden`: the scenario's no-leak values, redacted as the trace is read."""
     timeline = Timeline(trace=str(path), path=path)
     whole = total is not None and total <= limits.whole
     selector = _Selector(bounds, whole=whole, focus=set(focus), pins=set(pins), slice_ids=list(slice_ids),
@@ -234,7 +235,7 @@ def read_timeline(path: Path, *, scenario: str | None = None, bounds: list[tuple
     try:
         from judge.trace import TraceReader
 
-        reader = TraceReader(path, expected_scenario=scenario)
+        reader = TraceReader(path, expected_scenario=scenario, hidden=hidden)
         for index, event in enumerate(reader):
             selector.feed(index, event)
             timeline.total = index + 1
@@ -287,7 +288,7 @@ def find_trace(trace: str | None, places: Sequence[Path] = ()) -> Path | None:
 
 
 def run_timeline(run: Any, *, scenario: str | None = None, places: Sequence[Path] = (),
-                 limits: Limits = Limits(), check_sha256: bool = False) -> Timeline:
+                 limits: Limits = Limits(), check_sha256: bool = False, scenario_file: str | None = None) -> Timeline:
     """The timeline of a graded run (a RunReport, or a suite's RunResult: one window, no findings).
     `check_sha256`: say so when the trace is not the file that was graded (the report's sha256)."""
     path = find_trace(run.trace, places)
@@ -295,10 +296,16 @@ def run_timeline(run: Any, *, scenario: str | None = None, places: Sequence[Path
         note = f"trace file {run.trace!r} not found: showing what the report holds" if run.trace else \
             "the report names no trace file"
         return Timeline(trace=run.trace, notes=[note])
+    from judge.review.hidden import run_hidden
+
+    hidden, withheld = run_hidden(run, places, (lambda _: find_trace(scenario_file, places)) if scenario_file else None,
+                                  scenario_id=scenario or getattr(run, "scenario", None))
+    if withheld is not None:
+        return Timeline(trace=run.trace, path=path, notes=[withheld])
     focus, pins, windows = run_focus(run)
     timeline = read_timeline(path, scenario=scenario or getattr(run, "scenario", None),
                              bounds=run_bounds(run), focus=focus, pins=pins, slice_ids=run.slice or [],
-                             total=run.events or None, focus_windows=windows, limits=limits)
+                             total=run.events or None, focus_windows=windows, limits=limits, hidden=hidden)
     timeline.trace = run.trace
     graded = _graded_sha256(run)
     if check_sha256 and graded:

@@ -7,8 +7,9 @@ OpenAPI docs at `/docs` and `/redoc` (served from the fastapi-offline package's 
 
 Errors a client causes are JSON `{"detail": "<one line>"}` whose text is the CLI's message for the
 same input (file, line, field): 422 for bad content, 401 without the token, 404 for an unknown
-schema, 413 over the body limit. Grading runs in a worker thread: the grader calls asyncio.run for
-its judges and must not block the event loop.
+schema, 413 over the body limit, 503 when grading one request takes longer than the deadline. Grading
+runs in worker processes (judge/service/workers.py), each request under the deadline, so no request
+can hold up `/healthz` or another client.
 """
 
 from __future__ import annotations
@@ -28,17 +29,18 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge import __version__
 from judge.errors import JudgeInputError
-from judge.service.grade import GradeRequest, JudgePool, grade_request
+from judge.service.grade import GradeRequest, JudgePool
+from judge.service.auth import BearerAuth, guard_access_log
 from judge.service.http import (
     EXIT_HEADER,
     LOOPBACK_HOSTS,
-    BearerAuth,
     BodyLimit,
     ExitCodes,
     SecurityHeaders,
     TrustedHosts,
 )
 from judge.service.summary import AuditRequest, audit_request
+from judge.service.workers import DEFAULT_DEADLINE_S, DEFAULT_WORKERS, DeadlineExceeded, GradeWorkers
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 TOKEN_ENV = "JUDGE_API_TOKEN"
@@ -57,18 +59,22 @@ ERRORS: dict[int | str, dict[str, Any]] = {
                                              f"field ({EXIT_HEADER}: 2)."},
     500: {"model": ErrorBody, "description": f"Internal error: one line; the traceback is in the server log "
                                              f"({EXIT_HEADER}: 4)."},
+    503: {"model": ErrorBody, "description": "Grading took longer than the server's deadline (judge serve "
+                                             f"--deadline), or every worker stayed busy that long ({EXIT_HEADER}: 2)."},
 }
 
 
 def create_app(*, reports_dir: str | Path | None = None, labels_path: str | Path | None = None,
                token: str | None = None, max_body: int = DEFAULT_MAX_BODY,
                config_file: str | Path | None = None, scenarios: Iterable[str | Path] = (),
-               annotator: str | None = None, allowed_hosts: Iterable[str] | None = None) -> FastAPI:
+               annotator: str | None = None, allowed_hosts: Iterable[str] | None = None,
+               workers: int = DEFAULT_WORKERS, deadline_s: float = DEFAULT_DEADLINE_S) -> FastAPI:
     """The service. `token`: every /v1 and /review request needs it as a bearer token; None reads
     $JUDGE_API_TOKEN (so `uvicorn judge.service:create_app --factory` is guarded too), "" turns auth
     off. `allowed_hosts`: the Host names it answers to; None reads $JUDGE_ALLOWED_HOSTS (comma
     separated), else the loopback names. `reports_dir`, `labels_path`, `scenarios`, `annotator`:
-    the review page's inputs."""
+    the review page's inputs. `workers`: grading processes; `deadline_s`: the longest one request's
+    grading may take (503 beyond it)."""
     from judge.service.review import review_router
 
     if token is None:
@@ -87,8 +93,12 @@ def create_app(*, reports_dir: str | Path | None = None, labels_path: str | Path
                               "writes. Send `Authorization: Bearer <token>` when the server runs "
                               "with JUDGE_API_TOKEN.")
     app.state.pool = JudgePool(config_file)
+    app.state.workers = GradeWorkers(config_file, size=workers, deadline_s=deadline_s)
+    app.router.on_startup.append(app.state.workers.warm)
+    app.router.on_shutdown.append(app.state.workers.close)
     app.add_middleware(BodyLimit, max_body=max_body)
     app.add_middleware(BearerAuth, token=token or None)
+    guard_access_log()  # a token in a request line is blanked in uvicorn's access log
     app.add_middleware(SecurityHeaders)
     app.add_middleware(TrustedHosts, hosts=tuple(allowed_hosts))
     app.add_middleware(ExitCodes)  # added last: runs first, so every refusal carries the exit code
@@ -116,6 +126,9 @@ def _error_handlers(app: FastAPI) -> None:
         return JSONResponse({"detail": _one_line(exc.errors()), "errors": errors}, status_code=422,
                             headers={EXIT_HEADER: "2"})
 
+    async def deadline(request: Request, exc: DeadlineExceeded) -> JSONResponse:
+        return JSONResponse({"detail": exc.message}, status_code=503, headers={EXIT_HEADER: "2"})
+
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
         from judge.errors import one_line
 
@@ -134,6 +147,7 @@ def _error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(JudgeInputError, input_error)
     app.add_exception_handler(CalibrationInputError, input_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(DeadlineExceeded, deadline)
     app.add_exception_handler(Exception, internal_error)
 
 
@@ -186,9 +200,9 @@ def _api_routes(app: FastAPI) -> None:
         Each run's `outcome` is pass, fail or inconclusive (a key only a judge could decide got no
         verdict, or a safety-critical key was flagged); `veto` names the safety-critical violation
         that vetoed it. The header gives the exit code the CLI would return."""
-        graded = await run_in_threadpool(grade_request, body, request.app.state.pool)
-        return Response(graded.to_json(), media_type="application/json",
-                        headers={EXIT_HEADER: str(graded.exit_code)})
+        # In a worker process, under the deadline: the event loop only waits on its pipe.
+        text, code = await run_in_threadpool(request.app.state.workers.grade, body.model_dump())
+        return Response(text, media_type="application/json", headers={EXIT_HEADER: str(code)})
 
     @app.post("/v1/audit-summary", tags=["grading"], response_model=None, responses=ERRORS)
     async def audit_summary(body: AuditRequest) -> Response:

@@ -190,10 +190,11 @@ def request_ledger(request: GradeRequest):
 
 
 def _ledger_from_text(text: str, name: str, allow_draft: bool = False):
-    """Scenario file text: read through the same loader as a file, so lines are named."""
+    """Scenario file text: read through the same loader as a file, so lines are named (text a client
+    calls `*.json` is JSON only, as such a file is)."""
     _refuse_aliases(text, name)
     try:
-        return _text_ledger(text, allow_draft)
+        return _text_ledger(text, allow_draft, name.lower().endswith(".json"))
     except JudgeInputError as exc:
         exc.file = name  # the client's name for it, never our temporary path
         raise
@@ -216,12 +217,12 @@ def _refuse_aliases(text: str, name: str) -> None:
 
 
 @lru_cache(maxsize=32)
-def _text_ledger(text: str, allow_draft: bool = False):
+def _text_ledger(text: str, allow_draft: bool = False, json_only: bool = False):
     """Reading YAML with line numbers costs ~15 ms; a CI server grades the same few scenarios over
     and over. A ledger is read-only once built, so requests share it (errors are never cached)."""
     from judge.api import load_ledger
 
-    suffix = ".json" if text.lstrip().startswith("{") else ".yaml"
+    suffix = ".json" if json_only else ".yaml"  # YAML reads JSON too (and its values come from JSON)
     fd, tmp = tempfile.mkstemp(prefix="judge-scenario-", suffix=suffix)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

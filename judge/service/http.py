@@ -1,5 +1,5 @@
-"""ASGI middleware of the HTTP service: trusted hosts, security headers, bearer-token auth and the
-request body limit.
+"""ASGI middleware of the HTTP service: trusted hosts, security headers, the exit-code header and the
+request body limit (bearer-token auth and the review page's sign-in: judge/service/auth.py).
 
 - TrustedHosts answers 400 to a request whose Host header is not one the server was told it is
   (loopback names by default): a page elsewhere cannot reach a server without a token through a
@@ -14,10 +14,7 @@ without one (chunked) is counted as it streams and refused once it crosses the l
 
 from __future__ import annotations
 
-import hmac
 import json
-from http.cookies import SimpleCookie
-from urllib.parse import parse_qs, quote, unquote
 
 from fastapi import HTTPException
 from starlette.datastructures import Headers
@@ -25,8 +22,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 EXIT_HEADER = "X-Judge-Exit-Code"
 
-TOKEN_COOKIE = "judge_token"
-PROTECTED = ("/v1/", "/review")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 REVIEW_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
               "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -158,61 +153,3 @@ class BodyLimit:
             return message
 
         await self.app(scope, limited, send)
-
-
-def _token_in(scope: Scope) -> tuple[str | None, str | None]:
-    """(bearer token of the Authorization header, token of the review cookie)."""
-    headers = Headers(scope=scope)
-    bearer = None
-    auth = headers.get("authorization", "")
-    scheme, _, value = auth.partition(" ")
-    if scheme.lower() == "bearer" and value.strip():
-        bearer = value.strip()
-    cookie = None
-    if "cookie" in headers:
-        jar = SimpleCookie()
-        try:
-            jar.load(headers["cookie"])
-        except Exception:  # a malformed Cookie header is no token
-            jar = SimpleCookie()
-        if TOKEN_COOKIE in jar:
-            cookie = unquote(jar[TOKEN_COOKIE].value)
-    return bearer, cookie
-
-
-class BearerAuth:
-    """With a token configured, every /v1 and /review request needs `Authorization: Bearer <token>`.
-
-    A browser cannot send that header when it opens a page, so `/review?token=<token>` once sets an
-    HttpOnly, SameSite=Strict cookie holding it and redirects to the bare URL; the page and its label
-    posts then carry the cookie. /healthz and the OpenAPI docs stay open (they hold no data)."""
-
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
-        self.app = app
-        self.token = token
-
-    def _ok(self, candidate: str | None) -> bool:
-        return candidate is not None and hmac.compare_digest(candidate.encode(), self.token.encode())
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
-        if scope["type"] != "http" or not self.token or not path.startswith(PROTECTED):
-            await self.app(scope, receive, send)
-            return
-        bearer, cookie = _token_in(scope)
-        if self._ok(bearer) or (path.startswith("/review") and self._ok(cookie)):
-            await self.app(scope, receive, send)
-            return
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        if path == "/review" and self._ok((query.get("token") or [None])[0]):
-            cookie_value = f"{TOKEN_COOKIE}={quote(self.token, safe='')}; HttpOnly; SameSite=Strict; Path=/review"
-            await send({"type": "http.response.start", "status": 303,
-                        "headers": [(b"location", b"/review"), (b"set-cookie", cookie_value.encode()),
-                                    (b"content-length", b"0")]})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        detail = ("missing or wrong bearer token: send 'Authorization: Bearer <token>' (the value of "
-                  "JUDGE_API_TOKEN the server runs with)")
-        if path.startswith("/review"):
-            detail += "; in a browser, open /review?token=<token> once"
-        await send_json(send, 401, {"detail": detail}, [(b"www-authenticate", b"Bearer")])

@@ -143,21 +143,31 @@ def grade_task(task: Task) -> dict[str, Any]:
                                 digest=task.span is None)
     except JudgeInputError as exc:
         return _unreadable(task, exc)
-    traces = (run.provenance.get("inputs") or {}).get("traces") or [{}]
-    base = {"trace": task.name, "sha256": traces[0].get("sha256") or _sha256(task),
-            "candidate": run.provenance.get("candidate")}
+    result = run_result(run, task.scenario, task.name, keep_report=bool(_WORKER.get("keep_reports")),
+                        sha256=None if task.span is None else _sha256(task))
     if _WORKER.get("per_key"):
-        base["keys"] = key_verdicts(run)
+        result["keys"] = key_verdicts(run)
+    return result
+
+
+def run_result(run: Any, scenario: str, trace: str, *, keep_report: bool = False,
+               sha256: str | None = None) -> dict[str, Any]:
+    """The compact result of one graded run (a RunReport) of `scenario`, as the suite keeps it
+    (judge.suite.result.RunResult's fields); `keep_report` adds the full report under `report`.
+    `sha256`: the trace's, when `trace` names no file of its own (a trace inside a JSONL of many)."""
+    traces = (run.provenance.get("inputs") or {}).get("traces") or [{}]
+    base = {"trace": trace, "sha256": traces[0].get("sha256") or sha256 or sha256_file(trace),
+            "candidate": run.provenance.get("candidate")}
     violations, seen = [], set()
     for cp in run.checkpoints:
         for f in cp.findings:
             if f.verdict == "violated" and f.sensitivity == "safety-critical" and (f.key, f.evidence_event) not in seen:
                 seen.add((f.key, f.evidence_event))
-                violations.append({"scenario": task.scenario, "run_id": run.run_id, "key": f.key,
+                violations.append({"scenario": scenario, "run_id": run.run_id, "key": f.key,
                                    "turn": f.turn, "event": f.evidence_event, "rule": f.rule})
     status = {"pass": "passed", "inconclusive": "inconclusive"}.get(
         run.outcome, "vetoed" if run.veto is not None else "failed")
-    if _WORKER.get("keep_reports"):
+    if keep_report:
         base["report"] = run.model_dump(mode="json", by_alias=True)
     return {**base, "run_id": run.run_id, "status": status, "passed": run.passed, "outcome": run.outcome,
             "outcome_reasons": run.outcome_reasons,

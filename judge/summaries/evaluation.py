@@ -256,7 +256,9 @@ def write_thresholds(path: str | Path, thresholds: Thresholds, *, labels_sha256:
             "thresholds": thresholds.as_dict(), "fit": fit_info,
             "held_out": held_out, "held_out_with": "the semantic layer with the fact-consistency model whose "
                                                    "weights hash is consistency_sha256"}
-    Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    from judge.model.atomic import write_atomic
+
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from judge import testing
+from judge.model.atomic import write_atomic
 
 HTML_MISSING = ("--judge-html needs judge.render.html (the HTML page of a grade report), which this "
                 "installation of judge does not have")
@@ -82,7 +83,7 @@ def _save_pages(item: pytest.Item, directory: str) -> list[Path]:
     written = []
     for i, result in enumerate(testing.graded):
         path = folder / _page_name(item.nodeid, i)
-        path.write_text(render(result.report), encoding="utf-8")
+        write_atomic(path, render(result.report))
         written.append(path)
     return written
 

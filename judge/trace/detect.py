@@ -1,5 +1,9 @@
 """Find secrets and personal data in one string: spans (start, end, kind), in linear time.
 
+Detection runs on the folded copy of the string (judge.trace.normal: NFKC, invisible characters
+dropped, `%XX` decoded) and the spans found there are mapped back to the string as written, which is
+what the redactor replaces. Base64 runs are decoded and searched too (judge.trace.encoded).
+
 Every detector is anchored: a literal or a short class found by one C-level scan (`@`, `://`,
 `eyJ`, `-----BEGIN`, a provider's key prefix, a secret word (judge.trace.names.WORD_HINT), a digit
 run), then a bounded or possessive match from there. Runs are taken from their left end only (a
@@ -7,12 +11,14 @@ look-behind refuses a start inside a run), so no position is retried for every p
 a 10 MB line costs ten times a 1 MB line, whatever it holds (benchmarks/bench_redact.py). Each
 detector runs only when its gate (judge.trace.gates) finds what it needs.
 
-Kinds: private_key (PEM blocks, with or without their END line), jwt, api_key (the providers in
-`_KEYS`), aws_secret (a 40-character key near the word "aws"), bearer_token, basic_auth,
-url_credentials (`scheme://user:password@host`), secret_field (the value after a secret-named
-name: `DB_PASSWORD=...`, `"api_key": "..."`, also inside escaped JSON), email (Unicode and
-single-label domains too: `user@localhost`), and the numbers of judge.trace.numbers (card_number,
-ssn, phone, iban).
+Kinds: private_key (PEM blocks, with or without their END line), jwt (by structure:
+judge.trace.encoded), api_key (the providers in `_KEYS`), aws_secret (a 40-character key near the
+word "aws"), bearer_token, basic_auth, url_credentials (`scheme://user:password@host`),
+secret_field (the value after a secret-named name: `DB_PASSWORD=...`, `"api_key": "..."`, also
+inside escaped JSON; a quoted value to its closing quote, an unquoted one to the end of its line,
+so `password: correct horse battery staple` and every cookie of a `Cookie:` line go whole), email
+(Unicode and single-label domains too: `user@localhost`), and the numbers of judge.trace.numbers
+(card_number, ssn, phone, iban, national_id).
 """
 
 from __future__ import annotations
@@ -22,8 +28,11 @@ import binascii
 import re
 from typing import Iterator
 
+from judge.trace.encoded import encoded_spans, jwt_spans
 from judge.trace.gates import TRIGGER, Classified, hint_spans, lower
+from judge.trace.hidden import HiddenValues
 from judge.trace.names import is_secret_name
+from judge.trace.normal import fold
 from judge.trace.numbers import candidates as number_spans
 from judge.trace.numbers import ibans
 
@@ -35,36 +44,49 @@ _KEYS = re.compile(
     r"|(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"             # AWS access key ids
     r"|github_pat_[A-Za-z0-9_]{22,}+|gh[pousr]_[A-Za-z0-9]{30,}+"    # GitHub
     r"|gl(?:pat|dt|rt|ft|soat|cbt|imt)-[A-Za-z0-9_-]{20,}+"          # GitLab
-    r"|xox[abposre]-[A-Za-z0-9-]{10,}+"                             # Slack
-    r"|AIza[0-9A-Za-z_-]{35}"                                       # Google
+    r"|xox[abposre]-[A-Za-z0-9-]{10,}+|xapp-[A-Za-z0-9-]{10,}+"      # Slack (bot, user, app tokens)
+    r"|AIza[0-9A-Za-z_-]{30,}+"                                     # Google
     r"|[sr]k_(?:live|test)_[0-9A-Za-z]{16,}+|whsec_[0-9A-Za-z]{24,}+"  # Stripe
     r"|hf_[A-Za-z0-9]{30,}+|npm_[A-Za-z0-9]{36}|pypi-AgE[A-Za-z0-9_-]{50,}+"  # Hugging Face, npm, PyPI
     r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|sq0(?:csp|atp)-[A-Za-z0-9_-]{22,}+"  # SendGrid, Square
     r"|(?:AC|SK)[0-9a-f]{32}|AccountKey=[A-Za-z0-9+/=]{40,}+)")      # Twilio, Azure storage
-_JWT = re.compile(r"eyJ(?<![\w-]eyJ)[\w-]{4,}+\.[\w-]{4,}+\.[\w-]*+")
 _PEM = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _URL_CREDS = re.compile(r"://([^\s/?#@:\"\\]{0,256}+:[^\s/?#@\"\\]{1,256}+)@")
 _AUTH = re.compile(r"(?i:\b(bearer|basic))\s++([A-Za-z0-9._~+/-]{8,}+=*+)")
 _NAME_LEFT = re.compile(r"[\w.-]{0,80}")  # applied to the reversed text before a secret word
 _NAME_RIGHT = re.compile(r"[\w.-]{0,80}+")
-_ASSIGN = re.compile(r"(\\{0,8}[\"'])?[ \t]{0,8}(?::=|=>|[:=])[ \t]*+(?:(\\*[\"'])([^\"'\\\n]{1,1000}+)|"
-                     r"([^\s\"'\\,;&<>(){}\[\]]{1,1000}+))")
+_ASSIGN = re.compile(r"(\\{0,8}[\"'])?[ \t]{0,8}(?::=|=>|[:=])[ \t]*+(?:(\\{0,8}[\"'])|"
+                     r"([^\r\n\"\\&<]{1,1000}+))")
 _ATEXT = re.compile(r"[\w!#$%&'*+/=?^`{|}~.-]{1,256}")  # an e-mail's local part, applied reversed
 _DOMAIN = re.compile(r"[^\W_](?:[\w-]{0,62}+)(?:\.[^\W_][\w-]{0,62}+){0,8}+")
 _AWS_KEY = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS = re.compile(r"(?i:aws)")
+LETTERED_GATE = re.compile(r"[0-9]{7}-?[A-Za-z]").search  # judge.trace.national.LETTERED needs 7 digits and a letter
 
 
-def spans(text: str) -> list[Span]:
-    """Every sensitive span in `text`, overlapping spans merged (the first kind names the union).
-    Each detector runs only when its gate (judge.trace.gates) is open."""
+def spans(text: str, depth: int = 0, hidden: HiddenValues | None = None) -> list[Span]:
+    """Every sensitive span in `text` (as written), overlapping spans merged (the first kind names
+    the union): found on the folded copy, mapped back. `depth`: how deep inside base64 this is;
+    `hidden`: a scenario's no-leak values, redacted too (judge.trace.hidden)."""
+    folded = fold(text)
+    found = _detect(folded.text)
+    if hidden:
+        found += hidden.spans(folded.text)
+    found += encoded_spans(folded.text, depth, lambda inner, level: spans(inner, level, hidden))
+    found = _merge(found)
+    if not folded.edits or not found:
+        return found
+    return _merge([(*folded.original(start, end), kind) for start, end, kind in found])
+
+
+def _detect(text: str) -> list[Span]:
+    """Every detector on one (folded) text; each runs only when its gate (judge.trace.gates) is open."""
     found: list[Span] = []
     lowered = lower(text)
     if "-----BEGIN" in text:
         found += _pem(text)
-    if "eyJ" in text:
-        found += [(m.start(), m.end(), "jwt") for m in _JWT.finditer(text)]
+    found += jwt_spans(text)
     if TRIGGER(text) is not None:
         found += _keys(text)
     if "://" in text:
@@ -77,14 +99,16 @@ def spans(text: str) -> list[Span]:
     if "aws" in lowered:
         found += _aws(text)
     classified = Classified(text)
-    if "+" in text or next(classified.digit_runs(), None) is not None:
+    if "+" in text or next(classified.digit_runs(), None) is not None or LETTERED_GATE(text) is not None:
         found += number_spans(text)
     if classified.iban():
         found += ibans(text)
-    return _merge(found)
+    return found
 
 
 def _merge(found: list[Span]) -> list[Span]:
+    """Overlapping spans as one; its kind is the first one's, unless that is the generic
+    `secret_field` (a whole `Authorization:` value) and a specific kind overlaps it (`bearer_token`)."""
     if len(found) < 2:
         return found
     found.sort(key=lambda s: (s[0], -s[1]))
@@ -92,8 +116,8 @@ def _merge(found: list[Span]) -> list[Span]:
     for start, end, kind in found[1:]:
         last = out[-1]
         if start < last[1]:
-            if end > last[1]:
-                out[-1] = (last[0], end, last[2])
+            named = kind if last[2] == "secret_field" else last[2]
+            out[-1] = (last[0], max(end, last[1]), named)
         else:
             out.append((start, end, kind))
     return out
@@ -147,9 +171,29 @@ def _assignments(text: str, lowered: str) -> Iterator[Span]:
         m = _ASSIGN.match(text, right)
         if m is None:
             continue
-        value = 3 if m.group(3) is not None else 4
-        done = m.end(value)
-        yield m.start(value), m.end(value), "secret_field"
+        start, end = _value_span(text, m)
+        if end > start:
+            done = end
+            yield start, end, "secret_field"
+
+
+def _value_span(text: str, m: re.Match[str]) -> tuple[int, int]:
+    """The value after a secret name's `=` or `:`: a quoted one to its closing quote (the same quote,
+    escaped as often), else to the end of its line (or of the text, at most 1,000 characters)."""
+    if m.group(2) is None:
+        value = m.group(3).rstrip()
+        return m.start(3), m.start(3) + len(value)
+    quote = m.group(2)
+    start = m.end(2)
+    stop = min(len(text), start + 1000)
+    close = text.find(quote, start, stop)
+    while close > 0 and len(quote) == 1 and text[close - 1] == "\\" and quote == '"':
+        close = text.find(quote, close + 1, stop)  # `\"` inside a double-quoted value
+    if close < 0:
+        line_end = min((i for i in (text.find("\n", start, stop), text.find("\r", start, stop)) if i >= 0),
+                       default=stop)
+        return start, line_end
+    return start, close
 
 
 def _emails(text: str) -> Iterator[Span]:

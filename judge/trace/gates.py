@@ -18,7 +18,7 @@ from typing import Iterator
 # be tried at every position instead).
 TRIGGER = re.compile(
     r"[JNEAS\\+_-](?:"
-    r"(?<=[abekoprst]-)(?:(?<=sk-)[A-Za-z0-9_-]{16}|(?<=xox[abposre]-)|(?<=glpat-)|(?<=gldt-)|(?<=glrt-)"
+    r"(?<=[abekoprst]-)(?:(?<=sk-)[A-Za-z0-9_-]{16}|(?<=xox[abposre]-)|(?<=xapp-)|(?<=glpat-)|(?<=gldt-)|(?<=glrt-)"
     r"|(?<=glft-)|(?<=glsoat-)|(?<=glcbt-)|(?<=glimt-)|(?<=sq0csp-)|(?<=sq0atp-))"
     r"|(?<=[kpousrtcfm]_)(?:(?<=[sr]k_)(?:live|test)_|(?<=github_pat_)|(?<=gh[pousr]_)|(?<=whsec_)"
     r"|(?<=hf_)[A-Za-z0-9]{30}|(?<=npm_)[A-Za-z0-9]{36})"
@@ -26,20 +26,20 @@ TRIGGER = re.compile(
     r"|(?<=A)(?:KIA|SIA|BIA|CCA|3T|C[0-9a-f]{32}|Iza|ccountKey=)|(?<=S)(?:K[0-9a-f]{32}|G\.[\w-]{22}\.))"
 ).search
 # One table lookup per byte (in C) maps a text to classes. DIGIT_CLASS: digits and the number
-# separators ` .()-` `0` (every byte of a non-ASCII character too: `\d` takes non-ASCII digits),
+# separators ` .()/-` `0` (every byte of a non-ASCII character too: `\d` takes non-ASCII digits),
 # the rest `x`: a number needs a run of 9 of them (`bytes.find`, in C). CAPITAL_CLASS: capital
 # letters `A`, digits (and non-ASCII bytes) `0`, the rest `x`: an IBAN starts `AA00`, and a run
 # must hold 9 digits (`bytes.count`, in C) to be a number.
-DIGIT_CLASS = bytes(0x30 if i >= 0x80 or chr(i) in "0123456789 .()-" else 0x78 for i in range(256))
+DIGIT_CLASS = bytes(0x30 if i >= 0x80 or chr(i) in "0123456789 .()/-" else 0x78 for i in range(256))
 CAPITAL_CLASS = bytes(0x41 if 0x41 <= i <= 0x5A else 0x30 if i >= 0x80 or 0x30 <= i <= 0x39 else 0x78
                       for i in range(256))
 DIGIT_RUN = b"0" * 9
 # DIGIT_CLASS without its separators (deleted by `bytes.translate`): 9 digits in a row there is the
 # cheapest test a number needs; line ends stay.
 DIGITS_ONLY = bytes(0x30 if i >= 0x80 or 0x30 <= i <= 0x39 else 0x0A if i == 0x0A else 0x78 for i in range(256))
-SEPARATORS = b" .()-"
+SEPARATORS = b" .()/-"
 RUN_END = re.compile(rb"0*").match
-IBAN_SHAPE = re.compile(r"[A-Z]{2}\d\d(?: ?[A-Z0-9]){11}").search
+IBAN_SHAPE = re.compile(r"[A-Z]{2}\d\d(?:[ /]?[A-Z0-9]){11}").search
 # Under IGNORECASE these four match an ASCII letter of a field name (`re` folds them so), and
 # `str.lower` would not turn them into it (İ even becomes two characters): folded first, a lowered
 # text keeps every index of the original.

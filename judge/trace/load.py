@@ -26,6 +26,7 @@ from judge.model.scenario import grades_traces_of
 from judge.trace.blocks import CLEAN, SLOW, BlockReader, checked_items
 from judge.trace.ids import PLAIN_LIMIT, CallTable, IdSet
 from judge.trace.records import DECODE, DecodeError, from_model
+from judge.trace.normal import folded_text
 from judge.trace.redact import Redactor, redact_event_dict, redact_header_dict
 
 _EVENT = TypeAdapter(Event)
@@ -53,10 +54,12 @@ class TraceReader:
 
     def __init__(self, source: str | Path | Iterable[Any], *, name: str | None = None,
                  expected_scenario: str | None = None,
-                 raw_hook: Callable[[dict[str, Any]], None] | None = None, digest: bool = False) -> None:
-        # raw_hook sees a record before redaction changes it (the no-leak rule needs the raw values)
+                 raw_hook: Callable[[dict[str, Any]], None] | None = None, digest: bool = False,
+                 hidden: Iterable[str] = ()) -> None:
+        # raw_hook sees a record before redaction changes it (the no-leak rule needs the raw values);
+        # `hidden`: the scenario's no-leak values, redacted too (a line holding one takes the slow path)
         self.raw_hook = raw_hook
-        self.redactor = Redactor()
+        self.redactor = Redactor(hidden)
         self.events_read = 0
         self.last_turn = 0
         self._file: BlockReader | None = None
@@ -113,6 +116,9 @@ class TraceReader:
 
     def _parse(self, lineno: int, raw: Any) -> dict[str, Any] | None:
         if isinstance(raw, dict):
+            field = _nonfinite_field(raw)
+            if field is not None:
+                raise self._error(lineno, field, "NaN and infinite numbers are not JSON numbers")
             return raw
         if isinstance(raw, bytes):
             try:
@@ -122,11 +128,13 @@ class TraceReader:
         if not raw or raw.isspace():
             return None
         try:
-            record = json.loads(raw)
+            record = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
         except json.JSONDecodeError as exc:
             raise self._error(lineno, None, f"not a JSON object: {exc.msg} at column {exc.colno}") from None
         except RecursionError:
             raise self._error(lineno, None, depth_message()) from None
+        except ValueError as exc:  # NaN, Infinity, 1e999, an integer of more than 4,300 digits
+            raise self._error(lineno, None, f"not a JSON object: {exc}") from None
         if not isinstance(record, dict):
             raise self._error(lineno, None, "not a JSON object")
         return record
@@ -151,8 +159,11 @@ class TraceReader:
         validate_json = _VALIDATE_JSON
         decode = DECODE if as_records else validate_json
         refused = DecodeError if as_records else ValidationError
+        hidden = self.redactor.hidden
         for lineno, raw, flag in self._lines:
             event = None
+            if hidden is not None and flag != SLOW and _holds(hidden, raw):
+                flag = SLOW
             if flag == CLEAN:
                 try:
                     event = decode(raw)
@@ -245,6 +256,42 @@ class TraceReader:
             if event.tool is not None and event.tool != tool:
                 raise self._error(lineno, "tool", f"result names tool {event.tool!r} but call "
                                   f"{event.call_id!r} was {tool!r}")
+
+
+def _holds(hidden: Any, raw: Any) -> bool:
+    """Does a raw line hold a hidden value: as written, JSON-escaped, or on its folded copy?"""
+    if not isinstance(raw, (str, bytes)):
+        return True  # an already parsed record: the slow path looks at every value
+    if hidden.in_raw(raw):
+        return True
+    text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+    return not text.isascii() and hidden.in_text(folded_text(text))
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is too large for a number (it would be infinite)")
+    return value
+
+
+def _nonfinite_field(record: dict[str, Any]) -> str | None:
+    """The top-level field of an already parsed record (the service's) holding NaN or an infinity."""
+    for name, value in record.items():
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, float) and (item != item or item in (float("inf"), float("-inf"))):
+                return str(name)
+            if isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+    return None
 
 
 def _compacted(ids: set[str]) -> IdSet:

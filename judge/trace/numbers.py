@@ -6,12 +6,15 @@ and country formats, the SSN ranges that are never issued) and phonenumbers (Goo
 metadata: which national numbers are valid in which country).
 
 A candidate is a left-maximal run of up to 16 groups of digits with separators (space, `.`, `-`,
-parentheses) between them, optionally after `+`, and not inside a word (the digits of a hex id are
+`/`, parentheses; the no-break and thin spaces are spaces on the folded copy detection runs on,
+judge.trace.normal) between them, optionally after `+`, and not inside a word (the digits of a hex id are
 none). Its groups are tried whole, then as every contiguous window of groups, so a number inside a
 longer run (`ref 2024-05-01 4155550123`) is still found. What a window is, in order:
 
 - a card number: 13-19 digits whose Luhn check passes (order ids that fail it are kept);
 - a US SSN: `AAA-GG-SSSS` (or with spaces) in the ranges the SSA issues;
+- a national id with a check digit (judge.trace.national: China, India, the UK's NHS, Brazil;
+  Spain's DNI and NIE, which end in a letter, are found by `national.lettered`);
 - a phone number: `+` and 8-15 digits; `00`, a country code and a number with separators; the
   North American shapes `(415) 555-0123`, `415-555-0123`, `415.555.0123` and a Chinese mobile
   `1[3-9]` and 9 digits (all by shape, as before); ten plain digits that are a valid US number; a
@@ -29,20 +32,23 @@ import re
 from functools import lru_cache
 from typing import Iterator
 
+from judge.trace.national import lettered, national_kind
+
 # Countries whose national format (trunk prefix 0) is recognised without a country code.
 NATIONAL_REGIONS = ("GB", "DE", "FR", "JP", "AU", "IT", "NL", "BE", "CH", "AT", "SE", "IE", "NZ", "IN",
                     "KR", "BR", "ZA", "TR")
 # Not inside a word: the digits of a hex id (`a000000000000001`, `4bf92f35...`) are no number.
-_CANDIDATE = re.compile(r"(?<![\w+])\+?\(?\d++(?:[ .()-]{1,3}+\d++){0,15}+\)?(?![^\W\d_])")
+_CANDIDATE = re.compile(r"(?<![\w+])\+?\(?\d++(?:[ .()/-]{1,3}+\d++){0,15}+\)?(?![^\W\d_])")
 _GROUP = re.compile(r"\d+")
-_SEPARATORS = str.maketrans("", "", " .()-+")
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d\d(?: ?[A-Z0-9]{1,4}){3,8}+")
+_SEPARATORS = str.maketrans("", "", " .()/-+")
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d\d(?:[ /]?[A-Z0-9]{1,4}){3,8}+")
 
 
 def candidates(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of every number in `text` that is personal data (validated)."""
     for match in _CANDIDATE.finditer(text):
         yield from _windows(text, match, validate=True)
+    yield from lettered(text)
 
 
 def any_shape(text: str) -> bool:
@@ -53,8 +59,8 @@ def any_shape(text: str) -> bool:
 # One regex that holds every shape `classify(..., validate=False)` accepts (13 digits or more, an
 # SSN, a North American number, ten plain digits, a trunk 0 and 8 more digits; `+` numbers are the
 # line precheck's own literal): the precheck runs it, not `any_shape`, on a raw line.
-NUMBER_SHAPE = re.compile(r"\d(?:[ .()-]*+\d){12}|\d{3}[- ]\d\d[- ]\d{4}|\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}|\d{10}"
-                          r"|(?<!\d)0(?:[ .()-]*+\d){8}").search
+NUMBER_SHAPE = re.compile(r"\d(?:[ .()/-]*+\d){12}|\d{3}[- ]\d\d[- ]\d{4}|\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}|\d{10}"
+                          r"|(?<!\d)0(?:[ .()/-]*+\d){8}|\d{4}[ -]\d{4}[ -]\d{4}|\d{3}\.\d{3}\.\d{3}-\d\d").search
 
 
 def _windows(text: str, match: re.Match[str], validate: bool) -> Iterator[tuple[int, int, str]]:
@@ -95,8 +101,22 @@ def classify(number: str, validate: bool = True) -> str | None:
     if 13 <= count <= 19 and not number.startswith("+") and (not validate or _luhn(digits)):
         return "card_number"
     if count == 9 and re.fullmatch(r"\d{3}([- ])\d{2}\1\d{4}", number):
-        return "ssn" if not validate or _ssn(number) else None
+        return "ssn" if not validate or _ssn(number.replace(" ", "-")) else None
+    if count in (10, 11, 12, 18):
+        national = national_kind(number, digits) if validate else _national_shape(number, digits)
+        if national is not None:
+            return national
     return _phone(number, digits, plain, validate)
+
+
+def _national_shape(number: str, digits: str) -> str | None:
+    """By shape alone: what `national_kind` could accept (the precheck's question)."""
+    from judge.trace.national import AADHAAR, CPF, NHS
+
+    count = len(digits)
+    shaped = (count == 18 and number == digits) or (count == 12 and AADHAAR.fullmatch(number)) or \
+        (count == 10 and NHS.fullmatch(number)) or (count == 11 and CPF.fullmatch(number))
+    return "national_id" if shaped else None
 
 
 def _phone(number: str, digits: str, plain: bool, validate: bool) -> str | None:
@@ -154,14 +174,15 @@ def ibans(text: str) -> Iterator[tuple[int, int, str]]:
     for match in _IBAN.finditer(text):
         value = match.group()
         while len(value) >= 15:
-            if iban.is_valid(value):
+            if iban.is_valid(value.replace("/", " ")):
                 yield match.start(), match.start() + len(value), "iban"
                 break
-            value = value[:value.rfind(" ")] if " " in value else value[:-1]
+            cut = max(value.rfind(" "), value.rfind("/"))
+            value = value[:cut] if cut > 0 else value[:-1]
 
 
 def iban_shape(lowered: str) -> bool:
     return _IBAN_SHAPE(lowered) is not None
 
 
-_IBAN_SHAPE = re.compile(r"(?<![a-z0-9])[a-z]{2}\d\d ?[a-z0-9]{4} ?[a-z0-9]{4}").search
+_IBAN_SHAPE = re.compile(r"(?<![a-z0-9])[a-z]{2}\d\d[ /]?[a-z0-9]{4}[ /]?[a-z0-9]{4}").search

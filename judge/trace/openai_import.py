@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from judge.errors import JudgeInputError
+from judge.model.limits import depth_message, read_capped
 from judge.trace.build import (
     atomic_import,
     check_text_file,
@@ -270,10 +271,14 @@ def _records(path: Path) -> tuple[str, Iterator[tuple[int | None, Any]]]:
     if jsonl:
         return "jsonl", _jsonl(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_capped(path).decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise JudgeInputError(f"not JSON: {exc.msg} at column {exc.colno}", file=str(path),
                               line=exc.lineno) from None
+    except RecursionError:
+        raise JudgeInputError(depth_message(), file=str(path)) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # over the size limit, an over-long integer
+        raise JudgeInputError(f"cannot read: {exc}", file=str(path)) from None
     return "json", iter([(None, doc)])
 
 
@@ -287,6 +292,10 @@ def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
             except json.JSONDecodeError as exc:
                 raise JudgeInputError(f"not JSON: {exc.msg} at column {exc.colno}", file=str(path),
                                       line=lineno) from None
+            except RecursionError:
+                raise JudgeInputError(depth_message(), file=str(path), line=lineno) from None
+            except ValueError as exc:  # an integer of more than 4,300 digits
+                raise JudgeInputError(f"not JSON: {exc}", file=str(path), line=lineno) from None
 
 
 def iter_runs(path: Path) -> tuple[bool, Iterator[tuple[_Where, Any, int]]]:

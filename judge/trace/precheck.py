@@ -18,8 +18,10 @@ import re
 from typing import Sequence
 
 from judge.trace.detect import _AWS_KEY
+from judge.trace.encoded import MAX_NESTING, decoded_text, runs
 from judge.trace.gates import DIGIT_RUN, IBAN_SHAPE, TRIGGER, Classified, hint_spans, lower
 from judge.trace.names import is_secret_name
+from judge.trace.normal import folded_text
 from judge.trace.numbers import NUMBER_SHAPE
 from judge.trace.prescan import candidate_lines
 
@@ -27,6 +29,12 @@ from judge.trace.prescan import candidate_lines
 # (not after white space, a quote, or an escape such as `\n` that only looks like a letter).
 _AT = re.compile(r"@(?<![\s\"@]@)(?<!(?<!\\)\\[nrtbf]@)").search  # `@` first: a fast literal scan
 SURROGATE = re.compile("[\ud800-\udfff]").search
+# A JSON value that is not a finite number: `NaN`, `Infinity`, or an exponent of 3 digits or more.
+# A JWT's shape (judge.trace.encoded.JWT, without its checks); a Spanish DNI or NIE's 7 digits and letter.
+_JWT_SHAPE = re.compile(r"e[yw][A-Za-z0-9_-]{2,}+\.[A-Za-z0-9_-]{2,}+\.").search
+_LETTERED_SHAPE = re.compile(r"[0-9]{7}-?[A-Za-z]").search
+_ESCAPE = re.compile(r"\\(.)")
+NONFINITE = re.compile(r"[:,\[][ \t\r]*+-?(?:NaN|Infinity|[0-9]++(?:\.[0-9]++)?[eE]\+?[0-9]{3})").search
 _IDENT_LEFT = re.compile(r"[\w.-]{0,80}")
 # The rest of a name, then what may stand between it and its `=` or `:` in the raw line (quotes,
 # escapes, spaces).
@@ -93,9 +101,50 @@ def _number_in(classified: Classified, line: str, ascii_: bool) -> bool:
     return False
 
 
-def line_needs_redaction(line: str) -> bool:
-    """May anything in this raw JSONL line (or plain string) need redacting? A superset test."""
-    if TRIGGER(line) is not None:
+def line_needs_redaction(line: str, depth: int = 0) -> bool:
+    """May anything in this raw JSONL line (or plain string) need redacting? A superset test. It
+    also says yes to what only the slow path's parser refuses: `NaN`, `Infinity` and numbers too
+    large for a float (`1e999`) as JSON values (the fast decoders would take them).
+
+    As the detectors do, it looks at the folded copy too (judge.trace.normal: a full-width `＠`,
+    a key split by a zero-width space, `%40`) and at what plausible base64 runs decode to."""
+    if _needs(line):
+        return True
+    view = line
+    if not line.isascii() or "%" in line:
+        folded = folded_text(line)
+        if folded != line:
+            if any(folded.count(ch) != line.count(ch) for ch in "\"\\'"):
+                return True  # a folded quote or backslash: the raw line's structure is not the text's
+            if _needs(folded):
+                return True
+            view = folded
+    return _encoded(view, depth)
+
+
+def _encoded(text: str, depth: int) -> bool:
+    """Does a plausible base64 run decode to text this test says yes to? JSON escapes are read as
+    the parsed value has them (`\\/` is `/`; any other escape ends a run)."""
+    if depth >= MAX_NESTING or len(text) < 16:
+        return False
+    views = [text]
+    if "\\" in text:  # a raw line (escapes) or a plain string (a backslash): both readings
+        views.append(_ESCAPE.sub(lambda m: "/" if m.group(1) == "/" else " ", text))
+    for view in views:
+        for start, end in runs(view):
+            decoded = decoded_text(view[start:end])
+            if decoded is not None and line_needs_redaction(decoded, depth + 1):
+                return True
+    return False
+
+
+def _needs(line: str) -> bool:
+    """The tests of every detector's anchor, on one text as it is."""
+    if TRIGGER(line) is not None or NONFINITE(line) is not None:
+        return True
+    if "." in line and ("ey" in line or "ew" in line) and _JWT_SHAPE(line) is not None:
+        return True
+    if _LETTERED_SHAPE(line) is not None:
         return True
     if "@" in line and _AT(line) is not None:
         return True

@@ -48,7 +48,7 @@ def _alternation(*words: str) -> str:
 
 # judge.trace.gates.TRIGGER, literal by literal (it is case-sensitive).
 _TRIGGER = (
-    r"sk-[A-Za-z0-9_-]{16}|xox[abposre]-|glpat-|gldt-|glrt-|glft-|glsoat-|glcbt-|glimt-|sq0csp-|sq0atp-"
+    r"sk-[A-Za-z0-9_-]{16}|xox[abposre]-|xapp-|glpat-|gldt-|glrt-|glft-|glsoat-|glcbt-|glimt-|sq0csp-|sq0atp-"
     r"|[sr]k_(?:live|test)_|github_pat_|gh[pousr]_|whsec_|hf_[A-Za-z0-9]{30}|npm_[A-Za-z0-9]{36}"
     r"|eyJ|-----BEGIN|pypi-AgE|\\u|\+\p{Nd}"
     r"|A(?:KIA|SIA|BIA|CCA|3T|C[0-9a-f]{32}|Iza|ccountKey=)|S(?:K[0-9a-f]{32}|G\.)"
@@ -71,8 +71,13 @@ PATTERN = "|".join([
     "@",
     _alternation("bearer", "basic", "aws"),
     _NAMED,
-    r"[A-Z]{2}\p{Nd}\p{Nd}(?: ?[A-Z0-9]){11}",  # gates.IBAN_SHAPE
-    r"\p{Nd}(?:[ .()\-]*\p{Nd}){8}",  # every alternative of numbers.NUMBER_SHAPE holds this
+    r"[A-Z]{2}\p{Nd}\p{Nd}(?:[ /]?[A-Z0-9]){11}",  # gates.IBAN_SHAPE
+    r"\p{Nd}(?:[ .()/\-]*\p{Nd}){8}",  # every alternative of numbers.NUMBER_SHAPE holds this
+    r"[0-9]{7}-?[A-Za-z]",  # precheck._LETTERED_SHAPE (a Spanish DNI or NIE)
+    r"e[yw][A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]{2,}\.",  # precheck._JWT_SHAPE
+    r"(?:[A-Za-z0-9+/_-]|\\/){16}",  # a base64 run the precheck decodes (`\/` joins one in a raw line)
+    r"[^\x00-\x7f]|%[0-9A-Fa-f]{2}",  # what the folded copy may change (judge.trace.normal)
+    r"[:,\[][\t\r ]*-?(?:NaN|Infinity|[0-9]+(?:\.[0-9]+)?[eE]\+?[0-9]{3})",  # precheck.NONFINITE
 ])
 
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from typing import Any, Iterable
 
 from judge.model.limits import MAX_DEPTH, DepthError
 from judge.trace.detect import spans
+from judge.trace.hidden import HiddenValues
 from judge.trace.names import is_secret_name
 from judge.trace.numbers import luhn_ok
 from judge.trace.precheck import SURROGATE, line_needs_redaction, lines_needing_redaction
@@ -29,26 +30,33 @@ __all__ = ["Redactor", "line_needs_redaction", "lines_needing_redaction", "luhn_
            "redact_header_dict"]
 
 class Redactor:
-    """Replaces sensitive substrings with `[REDACTED:kind]` and counts them by kind."""
+    """Replaces sensitive substrings with `[REDACTED:kind]` and counts them by kind. `hidden`: a
+    scenario's no-leak values, redacted as `no_leak` (judge.trace.hidden)."""
 
-    def __init__(self) -> None:
+    def __init__(self, hidden: Iterable[str] = ()) -> None:
         self.counts: Counter[str] = Counter()
         self._ids: dict[str, str] = {}
+        values = HiddenValues(hidden)
+        self.hidden: HiddenValues | None = values if values else None
 
     def line_needs_redaction(self, line: str) -> bool:
+        if self.hidden is not None and (self.hidden.in_raw(line) or not line.isascii()):
+            return True
         return line_needs_redaction(line)
 
     def text(self, value: str, depth: int = 0) -> str:
         # A long string goes straight to the detectors, whose own gates cost what the precheck
         # would (the line it came from passed the precheck already).
-        if len(value) < 4096 and not line_needs_redaction(value):
+        hidden = self.hidden
+        if len(value) < 4096 and not line_needs_redaction(value) and (
+                hidden is None or (value.isascii() and not hidden.in_text(value))):
             return value
         if not value.isascii() and SURROGATE(value) is not None:  # a lone surrogate: no UTF-8 holds it
             value = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
         nested = self._nested_json(value, depth)
         if nested is not None:
             return nested
-        found = spans(value)
+        found = spans(value, hidden=self.hidden)
         if not found:
             return value
         out, pos = [], 0

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import JudgeInputError
+from judge.model.limits import depth_message, read_capped
 from judge.trace.build import (
     atomic_import,
     check_text_file,
@@ -164,11 +165,13 @@ def import_who_and_when(src: str | Path, out: str | Path, *, scenario: str | Non
     for path in logs:
         check_text_file(path)
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            record = json.loads(read_capped(path).decode("utf-8"))
         except json.JSONDecodeError as exc:
             raise JudgeInputError(f"not JSON: {exc.msg} at column {exc.colno}", file=str(path),
                                   line=exc.lineno) from None
-        except (OSError, UnicodeDecodeError) as exc:
+        except RecursionError:
+            raise JudgeInputError(depth_message(), file=str(path)) from None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise JudgeInputError(f"cannot read: {exc}", file=str(path)) from None
         header, events = log_trace(record, path, scenario=scenario, code_as_tools=code_as_tools)
         target = out / header["metadata"]["subset"] / (safe_name(path.stem) + ".jsonl")

@@ -41,7 +41,34 @@ VALUES: list[tuple[str, str, str]] = [
     ("phone_us", "call 2025550143 now", "2025550143"),
     ("iban", "pay to GB82 WEST 1234 5698 7654 32 thanks", "5698 7654 32"),
     ("ssn", "ssn 536-90-4399 on file", "536-90-4399"),
+    # issue 23: what round two found missing (each also a line of docs/security.md)
+    ("password_spaces", "password: correct horse battery staple", "horse battery staple"),
+    ("password_punct", "db_password=it's,(planted) one", "s,(planted) one"),
+    ("password_quoted", 'login with password: "pw planted, with spaces" then', "planted, with spaces"),
+    ("cookies", "Cookie: theme=dark; session=sess-planted-123; csrftoken=csrf-planted-456",
+     "csrf-planted-456"),
+    ("slack_app", "token xapp-1-A0PLANTED89-1234567890123-abcdef0123456789",
+     "xapp-1-A0PLANTED89-1234567890123-abcdef0123456789"),
+    ("ssn_spaces", "ssn 536 90 4399 on file", "536 90 4399"),
+    ("jwt_spaced", "jwt eyAiYWxnIjogIkhTMjU2IiwgInR5cCI6ICJKV1QiIH0.eyJzdWIiOiJwbGFudGVkIn0.c2lnbmF0dXJlLXBsYW50ZWQtand0LXNwYWNlZA ok", "c2lnbmF0dXJlLXBsYW50ZWQtand0LXNwYWNlZA"),
+    ("card_nbsp", "card 4111\u00a01111\u00a01111\u00a01111 exp", "1111\u00a01111\u00a01111"),
+    ("card_thin", "card 5500\u20090000\u20090000\u20090004 exp", "0000\u20090000\u20090004"),
+    ("card_slash", "card 3782/822463/10005 amex", "822463/10005"),
+    ("phone_nnbsp", "call +44\u202f20\u202f7946\u202f0959", "7946\u202f0959"),
+    ("iban_slash", "pay GB33/BUKB/2020/1555/5555/55 now", "1555/5555/55"),
+    ("key_zero_width", "key sk-proj-Zw1dth\u200bPlantedKeyZeroWidthABCDEF", "PlantedKeyZeroWidthABCDEF"),
+    ("email_fullwidth", "mail jane.wide\uff20example.com", "jane.wide"),
+    ("email_urlencoded", "to=jane.enc%40example.com&x=1", "jane.enc"),
+    ("base64_key", "blob YXBpIGtleSBzay1hbnQtYXBpMDMtYjY0cGxhbnRlZEtleTAxMjM0NTY3ODlhYmNkZWY= end", "YXBpIGtleSBzay1hbnQtYXBpMDMtYjY0cGxhbnRlZEtleTAxMjM0NTY3ODlhYmNkZWY="),
+    ("google_key", "maps key AIzaSyB-plantedGoogle_1234567890abcd", "AIzaSyB-plantedGoogle_1234567890abcd"),
+    ("cn_id", "身份证 11010519491231002X", "11010519491231002X"),
+    ("aadhaar", "aadhaar 2345 6789 0124", "2345 6789 0124"),
+    ("es_dni", "DNI 12345678Z", "12345678Z"),
+    ("gb_nhs", "NHS number 943 476 5919", "943 476 5919"),
+    ("br_cpf", "CPF 123.456.789-09", "123.456.789-09"),
 ]
+# Declared by SCENARIO's no-leak rule: redacted (kind no_leak) wherever the trace is shown or sent.
+NO_LEAK_VALUE = "Globex Tenant 4471"
 # Secret by their field's name only: {name: value} planted as a field (any type of value).
 FIELD_VALUES: list[tuple[str, Any, str]] = [
     ("db_password", "hunter2-db-planted", "hunter2-db-planted"),
@@ -52,7 +79,8 @@ FIELD_VALUES: list[tuple[str, Any, str]] = [
     ("clientSecret", 987654321123, "987654321123"),
 ]
 CARD_NUMBER = 4111111111111111  # a card as a JSON number
-SECRETS = [secret for _, _, secret in VALUES] + [secret for _, _, secret in FIELD_VALUES] + [str(CARD_NUMBER)]
+SECRETS = [secret for _, _, secret in VALUES] + [secret for _, _, secret in FIELD_VALUES] + [str(CARD_NUMBER),
+                                                                                            NO_LEAK_VALUE]
 
 
 def _holders(text: str) -> list[Any]:
@@ -70,7 +98,7 @@ def _fields() -> dict[str, Any]:
 def planted_trace(scenario: str) -> list[dict[str, Any]]:
     """A valid trace of `scenario` (turns 1-2) holding every planted value in every field."""
     texts = [text for _, text, _ in VALUES]
-    prose = " | ".join(texts)
+    prose = " | ".join(texts) + f" | the file of {NO_LEAK_VALUE} is here"
     header = {"kind": "run", "run_id": "planted-run", "scenario": scenario,
               "agent": {"name": "probe-agent", "version": "9.9.9", "model": "gpt-4o"},
               "metadata": {"notes": prose, "fields": _fields()}, "task_id": texts[0]}
@@ -92,6 +120,8 @@ def planted_trace(scenario: str) -> list[dict[str, Any]]:
          "digest": texts[2], "state": {"dump": prose, "fields": _fields()}},
         {"id": f"e{n + 2}", "turn": 2, "kind": "summary", "reason": "handoff", "to": texts[10], "text": prose},
         {"id": f"e{n + 3}", "turn": 2, "kind": "assistant", "text": "Done: " + json.dumps({"log": prose})},
+        {"id": f"e{n + 4}", "turn": 2, "kind": "assistant",
+         "text": f"Also: {NO_LEAK_VALUE} asked the same (mail jane.planted@example.com)."},
     ]
     return [header, *events]
 
@@ -106,7 +136,8 @@ SCENARIO = {
     ],
     "checkpoints": [{"after_turn": 1, "must_retain": ["goal", "no_prod"]},
                     {"after_turn": 2, "must_retain": ["goal", "no_prod"]}],
-    "rules": [{"check": "forbidden-call", "key": "no_prod", "tool": "deploy"}],
+    "rules": [{"check": "forbidden-call", "key": "no_prod", "tool": "deploy"},
+              {"check": "no-leak", "key": "no_prod", "values": [NO_LEAK_VALUE]}],
 }
 
 

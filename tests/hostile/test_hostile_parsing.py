@@ -164,3 +164,68 @@ def test_deep_label_lines_are_refused(tmp_path):
     result = runner.invoke(app, ["calibrate", "--labels", str(labels), "--verdicts", str(labels), "--name", "x",
                                  "--out", str(tmp_path / "rec")])
     _one_line_error(result, "labels.jsonl:1")
+
+
+# ---------------------------------------------------------------- round two (issue 23): bytes, not values
+
+
+def test_a_byte_alias_bomb_is_refused_quickly(tmp_path):
+    """A 1.6 MB scenario aliasing one 1 MB string 150,000 times (150 GB expanded; it took 4 GB and
+    exited 4 before) is refused at the alias that crosses 64 MB, in a few seconds."""
+    import time
+
+    big = "x" * 1_000_000
+    bomb = tmp_path / "bytes.yaml"
+    bomb.write_text("id: bomb\ntitle: t\nledger:\n  - key: k\n    class: fact\n    source_turn: 1\n"
+                    f"    value: &b {big}\ndeltas:\n  - {{turn: 2, op: set, key: k, source: user, value: ["
+                    + ", ".join(["*b"] * 150_000) + "]}\nrules:\n  - {check: superseded-value, key: k}\n")
+    start = time.perf_counter()
+    result = runner.invoke(app, ["lint", str(bomb)])
+    took = time.perf_counter() - start
+    _one_line_error(result, "bytes.yaml:9:", "aliases", "expand to more than 64 MB")
+    assert took < 20.0, took
+    grade = runner.invoke(app, ["grade", str(bomb), str(TOUR / "clean.jsonl"), "--judge", "none"])
+    _one_line_error(grade, "bytes.yaml:9:", "64 MB")
+
+
+def test_a_bomb_in_a_project_prompt_header_is_refused(tmp_path, monkeypatch):
+    from judge.prompts import load_prompt_file
+
+    folder = tmp_path / "prompts" / "bomb"
+    folder.mkdir(parents=True)
+    prompt = folder / "v1.md"
+    prompt.write_text("---\n" + BOMB + "---\nbody\n")
+    with pytest.raises(Exception) as info:
+        load_prompt_file(prompt)
+    assert "aliases" in str(info.value) and "v1.md" in str(info.value)
+
+
+@pytest.mark.parametrize("text, says", [
+    ('[tool.judge]\ndefault = "local"\nstale = \n', "pyproject.toml:3: cannot read TOML"),
+    ("[tool.judge]\nx = " + "[" * 50_000 + "]" * 50_000 + "\n", "nested deeper than 200"),
+])
+def test_configs_are_bounded_and_errors_name_the_line(tmp_path, text, says):
+    config = tmp_path / "pyproject.toml"
+    config.write_text(text)
+    _one_line_error(runner.invoke(app, ["config", "show", "--config", str(config)]), says)
+
+
+def test_over_long_integers_are_exit_2_everywhere(tmp_path):
+    digits = "9" * 5000
+    scenario = tmp_path / "long.yaml"
+    scenario.write_text((TOUR / "scenario.yaml").read_text() + f"\nextra_number: {digits}\n")
+    _one_line_error(runner.invoke(app, ["lint", str(scenario)]), "long.yaml:", "4300 digits")
+    as_json = tmp_path / "long.json"
+    as_json.write_text('{"id": "x", "title": "t", "ledger": [], "n": ' + digits + "}")
+    _one_line_error(runner.invoke(app, ["lint", str(as_json)]), "long.json", "4300 digits")
+    trace = tmp_path / "long.jsonl"
+    lines = (TOUR / "clean.jsonl").read_text().splitlines()
+    trace.write_text("\n".join([*lines, '{"id": "e99", "turn": 9, "kind": "state-write", "key": "k", "value": '
+                                + digits + "}"]) + "\n")
+    result = runner.invoke(app, ["grade", str(TOUR / "scenario.yaml"), str(trace), "--judge", "none"])
+    _one_line_error(result, f"long.jsonl:{len(lines) + 1}", "4300 digits")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"case": "a", "label": "upheld", "annotator": "x", "n": ' + digits + "}\n")
+    result = runner.invoke(app, ["calibrate", "--labels", str(labels), "--verdicts", str(labels), "--name", "x",
+                                 "--out", str(tmp_path / "rec")])
+    _one_line_error(result, "labels.jsonl:1")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_server import Reply, llm_judge_config, llm_server  # noqa: F401  (fixture)
-from planted import FIELD_VALUES, SCENARIO, VALUES, leaks, planted_trace
+from planted import FIELD_VALUES, NO_LEAK_VALUE, SCENARIO, VALUES, leaks, planted_trace
 from typer.testing import CliRunner
 
 from judge.cli import app
@@ -65,7 +65,7 @@ def test_nothing_planted_reaches_the_judge_the_cache_or_a_report(config, files, 
     report = json.loads((out / "r.json").read_text())
     counts = report["runs"][0]["redactions"]
     for kind in ("api_key", "email", "phone", "card_number", "iban", "ssn", "secret_field", "private_key",
-                 "basic_auth", "url_credentials", "aws_secret"):
+                 "basic_auth", "url_credentials", "aws_secret", "jwt", "national_id", "no_leak"):
         assert counts.get(kind, 0) >= 1, (kind, counts)
     # model-blind: the header's agent name, version and model never reach the judge
     assert "probe-agent" not in sent and "9.9.9" not in sent and "gpt-4o" not in sent
@@ -166,3 +166,14 @@ def test_any_secret_named_field_at_any_depth_is_read_redacted(field, depth, in_j
     reader = TraceReader([json.dumps(line) for line in lines])
     seen = "".join(e.model_dump_json() for e in reader)
     assert secret not in seen and "[REDACTED:secret_field]" in seen
+
+
+def test_nothing_planted_reaches_a_drafted_scenario(files, tmp_path):
+    """`judge draft` quotes what the user said and what tools returned: every planted secret is
+    redacted before drafting (the no-leak value is no secret without its scenario's rule)."""
+    out = tmp_path / "drafted.yaml"
+    result = runner.invoke(app, ["draft", str(files[1]), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert "redacted before drafting" in text
+    assert [s for s in leaks(text + result.output) if s != NO_LEAK_VALUE] == []

@@ -29,8 +29,30 @@ def test_the_candidate_in_tool_names_and_argument_keys_is_masked():
            {"id": "e2", "turn": 1, "kind": "state-write", "key": "probe-agent-mode", "value": "on"}]
     events = blind_events([EVENT.validate_python(r) for r in raw], AGENT)
     text = " ".join(line for line, _ in event_lines(list(events)))
-    assert "probe" not in text.lower() and "claude" not in text.lower() and "gpt" not in text.lower()
+    assert "probe" not in text.lower() and "claude" not in text.lower()  # the candidate everywhere, names in text
     assert "[model]_search" in text
+    assert "gpt-4o: x" in text  # a key named after some other model is the user's schema: it stays
+
+
+def test_keys_and_identifiers_keep_generic_names_text_does_not():
+    """Issue 23: a JSON field named `anthropic` was rewritten to `[model]`."""
+    raw = [{"id": "e1", "turn": 1, "kind": "tool-call", "call_id": "c1", "tool": "openai_billing",
+            "args": {"anthropic": "ask Anthropic about Claude", "provider": "gemini"}},
+           {"id": "e2", "turn": 1, "kind": "state-write", "key": "mistral_quota", "value": {"llama": "Llama 3"}}]
+    events = blind_events([EVENT.validate_python(r) for r in raw], AGENT)
+    text = " ".join(line for line, _ in event_lines(list(events)))
+    assert "call openai_billing(anthropic: ask [model] about [model], provider: [model])" in text
+    assert "state-write mistral_quota = {\"llama\":\"[model]\"}" in text
+
+
+@pytest.mark.parametrize("text, masked", [
+    ("I am GLM-4 here", "I am [model] here"), ("Copilot wrote it", "[model] wrote it"),
+    ("我用通义千问回答", "我用[model]回答"), ("用文心一言写", "用[model]写"), ("Tongyi Qianwen replied", "[model] [model] replied"),
+    ("ERNIE Bot 4.0 did it", "[model] did it"), ("智谱清言和ChatGLM", "[model]和[model]"), ("豆包说", "[model]说"),
+    ("Kimi and Doubao", "[model] and [model]"), ("一言为定", "一言为定"),
+])
+def test_short_forms_and_names_in_their_own_scripts_are_masked(text, masked):
+    assert blind(text) == masked
 
 
 def test_everyday_words_are_not_masked():
@@ -51,9 +73,12 @@ def test_every_unicode_line_break_is_escaped(brk):
     assert len(out.splitlines()) == 1 and "forged event" in out
 
 
-def test_zero_width_characters_are_dropped_and_bidi_controls_shown_escaped():
+def test_invisible_characters_are_shown_escaped_never_dropped():
+    """Dropping a zero-width space after redaction would re-assemble a key the redactor saw split
+    (issue 23): every invisible format character is shown escaped instead."""
     out = escape_data("a\u200bb\u202ec\ufeffd")
-    assert out == "ab\\u202ecd"
+    assert out == "a\\u200bb\\u202ec\\ufeffd"
+    assert escape_data("ｆｕｌｌ＠ｗｉｄｔｈ ok") == "ｆｕｌｌ＠ｗｉｄｔｈ ok"  # never normalised
 
 
 # ---------------------------------------------------------------- service

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from judge.checks.matching import glob_matcher
+from judge.model.patterns import glob_matcher  # RE2, linear time: a bool, never a match object
 
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "filenames", "filepath", "filepaths",
                        "directory", "directories", "dir", "dirs", "cwd", "workdir", "src", "dest"})
@@ -134,7 +134,7 @@ def denied_by(patterns: list[str], value: str) -> str | None:
     for pattern in patterns:
         for form in glob_variants(pattern):
             match = glob_matcher(form)
-            if match(raw) is not None or (resolved is not None and match(resolved) is not None):
+            if match(raw) or (resolved is not None and match(resolved)):
                 return pattern
     return None
 
@@ -150,6 +150,6 @@ def allowed_by(patterns: list[str], value: str) -> bool:
     for pattern in patterns:
         for form in glob_variants(pattern):
             match = glob_matcher(form)
-            if any(match(f) is not None for f in forms):
+            if any(match(f) for f in forms):
                 return True
     return False
