@@ -98,26 +98,17 @@ class JudgeConfig(BaseModel):
         return self
 
 
-REDIS_SCHEMES = ("redis", "rediss", "unix")
-
-
 def check_redis_url(url: str) -> str | None:
     """Why `url` is not a usable Redis URL for `cache` (None when it is): a scheme, a host, a numeric DB."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(url)
-    if parts.scheme not in REDIS_SCHEMES:
-        return f"cache must be true, false or a Redis URL (redis://HOST:PORT/DB), not {url!r}"
-    if parts.scheme != "unix" and not parts.hostname:
-        return f"the Redis URL {url!r} names no host"
-    db = parts.path.strip("/")
-    if parts.scheme != "unix" and db and not db.isdigit():
-        return f"the Redis URL {url!r} names database {db!r}: a database is a number (redis://HOST:PORT/0)"
-    try:
-        parts.port  # noqa: B018 - raises on a port that is not a number
-    except ValueError:
-        return f"the Redis URL {url!r} has a port that is not a number"
-    return None
+    parts, problem = urlsplit(url), None
+    db, port = parts.path.strip("/"), parts.netloc.rpartition(":")[2] if ":" in parts.netloc else ""
+    if parts.scheme not in ("redis", "rediss", "unix"):
+        problem = "cache must be true, false or a Redis URL (redis://HOST:PORT/DB), not a {!r} URL"
+    elif parts.scheme != "unix" and (not parts.hostname or (db and not db.isdigit()) or (port and not port.isdigit())):
+        problem = "the Redis URL of cache needs a host, a number for its port and a number for its database"
+    return problem.format(parts.scheme or "schemeless") if problem else None  # never the URL: it may hold a password
 
 
 BUILTIN_JUDGES: dict[str, dict[str, Any]] = {

@@ -46,9 +46,9 @@ def test_a_server_that_is_down_is_a_miss_once_not_a_wait_per_call():
     assert time.monotonic() - started < 10  # one refused connection, then no more attempts
 
 
-@pytest.mark.parametrize("url, needle", [("redis://:6379/0", "names no host"), ("redis://h:6379/x", "a number"),
+@pytest.mark.parametrize("url, needle", [("redis://:6379/0", "needs a host"), ("redis://h:6379/x", "needs a host"),
                                          ("memcached://h:1/0", "true, false or a Redis URL"),
-                                         ("redis://h:port/0", "not a number")])
+                                         ("redis://h:port/0", "a number for its port")])
 def test_a_bad_cache_url_is_a_configuration_error(url, needle):
     from judge.config import JudgeConfig
     from judge.judges.redis_cache import RedisVerdictCache
