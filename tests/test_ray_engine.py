@@ -50,7 +50,7 @@ def test_ray_workers_share_one_redis_cache_and_match_the_local_report(ray_head, 
                                                                        redis_server, tmp_path, monkeypatch):  # noqa: F811
     monkeypatch.setenv(KEY_ENV, "sk-test-not-a-secret")
     config = llm_judge_config(tmp_path / "judge.toml", model="openai/judge-ray", api_base=llm_server.api_base,
-                              key_env=KEY_ENV, timeout_s=10, backoff_s=0.01, cache=redis_server.url(5))
+                              key_env=KEY_ENV, timeout_s=120, backoff_s=0.01, cache=redis_server.url(5))  # slow under load
     asked = []
     for name, engine in (("cold", f"ray:{ray_head.address}"), ("warm", f"ray:{ray_head.address}"), ("local", "local")):
         monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / f"cache-{name}"))  # a machine of its own
