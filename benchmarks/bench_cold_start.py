@@ -41,7 +41,7 @@ ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TOKENIZERS_P
        "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true", "LITELLM_MODE": "PRODUCTION"}
 HEAVY = ("torch", "sentence_transformers", "transformers", "onnxruntime", "sklearn")
 CLI = "import sys; from judge.cli import main; sys.argv[0] = 'judge'; main()"
-MODULES = """
+MODULES = f"""
 import json, sys
 from judge.cli import main
 sys.argv = ["judge", "grade", sys.argv[1], sys.argv[2], "--judge", "local", "-q"]
@@ -49,8 +49,8 @@ try:
     main()
 except SystemExit:
     pass
-print(json.dumps([m for m in %r if m in sys.modules]))
-""" % (HEAVY,)
+print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))
+"""
 RUNTIME = """
 import json, resource, sys, time
 def cpu():
@@ -186,7 +186,7 @@ def main() -> None:
     scenario, trace = inputs()
     load_start, started = os.getloadavg(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     runs: dict[tuple[str, str], list[dict]] = {(c, j): [] for c in codes for j in ("none", "local")}
-    for label, code in codes.items():  # warm the model cache and the bytecode of each checkout
+    for code in codes.values():  # warm the model cache and the bytecode of each checkout
         measure([sys.executable, "-c", CLI, "grade", str(scenario), str(trace), "--judge", "local", "-q"], code)
     for _ in range(rounds):
         for label, code in codes.items():

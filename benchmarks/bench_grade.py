@@ -166,7 +166,7 @@ def revision(root: Path) -> str:
 def longest_window(scenario: Path) -> int:
     import yaml
     turns = [cp["after_turn"] for cp in yaml.safe_load(scenario.read_text())["checkpoints"]]
-    return max(b - a for a, b in zip([0, *turns], turns))
+    return max(b - a for a, b in zip([0, *turns], turns, strict=False))
 
 
 def fmt_n(n: int) -> str:

@@ -221,7 +221,7 @@ def bench_throughput(out: list[str], n: int = N, delay: float = DELAY, *, client
     requests, ideal = throughput_requests(n), n * delay / CONCURRENCY
     figures: dict[str, list[tuple[float, float, int, int]]] = {name: [] for name in clients}
     try:
-        for name, overrides in clients.items():  # warm-up: imports, connections
+        for overrides in clients.values():  # warm-up: imports, connections
             asyncio.run(judge_all(LLMJudge(base.model_copy(update={**overrides, "cache": False})), requests[:4]))
         for _ in range(repeats):
             for name, overrides in clients.items():
@@ -233,7 +233,7 @@ def bench_throughput(out: list[str], n: int = N, delay: float = DELAY, *, client
                     figures[name].append((wall, cpu, sum(1 for r in results if r.error), connections))
                     if rerun and name == list(clients)[0]:
                         again_wall, _, again = timed(judge, requests)
-                        same = all(a.verdict == b.verdict for a, b in zip(results, again))
+                        same = all(a.verdict == b.verdict for a, b in zip(results, again, strict=False))
                         say(out, f"(b) cached rerun ({name}): {again_wall:.3f} s = {100 * again_wall / wall:.2f}% "
                                  f"of the first run (target < 2%); cache hits {sum(r.cache_hits for r in again)}, "
                                  f"HTTP calls {sum(r.calls for r in again)}, identical verdicts: {same}")
@@ -405,7 +405,7 @@ def main(argv: list[str]) -> None:
     size = "quick" if "--quick" in argv else "full"
     write = "--results" in argv
     parts = {a for a in argv if not a.startswith("--")} or {"a", "b", "c", "cpu"}
-    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     load_before, out = load(), []
     say(out, f"machine: {os.cpu_count()} CPUs, load {load_before}; size {size}")
     throughput = cpu = None

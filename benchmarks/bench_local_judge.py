@@ -2,7 +2,8 @@
 
 Measures
 - embedding throughput, sentences/s at batch 64, on the unit texts of the contract's 200-turn trace,
-  at 1 and 2 threads (ONNX Runtime's, for the bundled model) side by side in one run (rounds alternate the thread counts, so the
+  at 1 and 2 threads (ONNX Runtime's, for the bundled model) side by side in one run (rounds alternate the thread
+  counts, so the
   machine's load falls on both alike); the judge's default on this machine is named;
 - cold start: a fresh Python process, from spawn to its first embedding (model cache warm), with
   the split import / load / first encode as seen inside the process;

@@ -105,8 +105,8 @@ def measure(sizes: list[int], kinds: list[str], repeat: int) -> list[dict]:
                                "status": "ok", "result": {"content": text}})
             mb = len(line.encode()) / 1e6
             reps = repeat if size <= 1_000_000 else 1
-            redact = best_of(reps, lambda: Redactor().text(text))
-            read = best_of(reps, lambda: list(TraceReader([header, call, line])))
+            redact = best_of(reps, lambda text=text: Redactor().text(text))
+            read = best_of(reps, lambda line=line: list(TraceReader([header, call, line])))
             rows.append({"kind": kind, "bytes": len(line.encode()), "redact_s": redact, "read_s": read,
                          "redact_s_per_mb": redact / mb, "read_s_per_mb": read / mb})
             print(f"  {kind:8} {size:>9,} B: redact {redact / mb * 1000:8.2f} ms/MB, "

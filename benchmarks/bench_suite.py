@@ -265,7 +265,7 @@ def main() -> None:
     cpu = lambda x: x["parent_cpu_s"] + x["workers_cpu_s"]  # noqa: E731
     ratios = {c: {"j1": med(c, "j1", cpu) / med(c, "serial", "serial_cpu_s"),
                   "j2": med(c, "j2", cpu) / med(c, "serial", "serial_cpu_s"),
-                  "wall": statistics.median(b["wall_s"] / a["wall_s"] for a, b in zip(m[(c, "j1")], m[(c, "j2")]))}
+                  "wall": statistics.median(b["wall_s"] / a["wall_s"] for a, b in zip(m[(c, "j1")], m[(c, "j2")], strict=False))}
               for c in codes}
     now = ratios["now"]
     idle_estimate = (med("now", "j2", "parent_cpu_s") + med("now", "j2", "workers_cpu_s") / 2) / med("now", "j1", cpu)
@@ -288,7 +288,7 @@ def main() -> None:
         f"start, {end_load[0]:.1f} / {end_load[1]:.1f} at the end"
         + ("" if idle else ": the cores are shared with other sessions, so the wall-time ratio measures the "
            "neighbours too; the CPU rows are the ones to read") + ". "
-        + (f"DIR (`before`) is a detached worktree of the code before this change. " if len(cols) > 1 else "")
+        + ("DIR (`before`) is a detached worktree of the code before this change. " if len(cols) > 1 else "")
         + f"Runs generated in {gen_s:.1f} s (cached afterwards).",
         "",
         f"Suite of {args.runs} runs x {args.events} events, deterministic checks only, `grade_suite` with the rich "
@@ -334,7 +334,7 @@ def main() -> None:
         + ", ".join(f"{v:.1f}" for v in shards["part_mb"]) + " MB); merged report = unsharded: "
         + ("yes" if shards["identical"] else "**NO**") + " |",
         f"| parent peak RSS, {small['runs']} runs | {small['parent_peak_mb']:.0f} MB |",
-        f"| worker peak RSS (2 workers) | " + ", ".join(f"{v:.0f} MB" for v in j2['now'][-1]["worker_peak_mb"]) + " |",
+        "| worker peak RSS (2 workers) | " + ", ".join(f"{v:.0f} MB" for v in j2['now'][-1]["worker_peak_mb"]) + " |",
         f"| one process grading the largest run alone | {largest['peak_mb']:.0f} MB (after imports "
         f"{largest['base_mb']:.0f} MB) |",
         f"| release decision / distinct signatures | {j2['now'][-1]['decision']} / {j2['now'][-1]['signatures']} |",

@@ -94,7 +94,7 @@ def summary_text(rng: random.Random) -> str:
         parts.append(rng.choice([f"{SERVICES[i].title()} runs on {host}.",
                                  f"Host for {SERVICES[i]}: {host} (not web-{i:02d})." if i < 3 else f"Host: {host}."]))
     for i in rng.sample(range(4), 3):
-        parts.append(f"The {SERVICES[i]} report is " + ("posted to INC-%d." % (5500 + i) if i < 2 else "not posted yet."))
+        parts.append(f"The {SERVICES[i]} report is " + (f"posted to INC-{5500 + i}." if i < 2 else "not posted yet."))
     for i in rng.sample(range(3), 2):
         parts.append(f"Still unknown whether the {SERVICES[i]} nightly batch ran.")
     while len(" ".join(parts).split()) < 195:
@@ -137,7 +137,7 @@ def main() -> None:
     batched = auditor.audit_many([(t, TURN) for t in texts])
     batched_s = time.perf_counter() - started
     embedded = ENTRY_VECTORS.computed - before
-    same = sum(a.model_dump() == b.model_dump() for a, b in zip(audits, batched))
+    same = sum(a.model_dump() == b.model_dump() for a, b in zip(audits, batched, strict=False))
 
     phrase_only = SummaryAuditor(ledger)
     started = time.perf_counter()

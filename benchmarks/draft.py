@@ -370,9 +370,8 @@ def run_who_and_when(data: Path, workdir: Path) -> dict:
     """Draft every Who&When log (imported as benchmarks/who_and_when_grade.py does): how many draft,
     how many from a task statement (no user message), how many are refused and why."""
     from judge.errors import JudgeInputError
-    from judge.trace.who_and_when import import_who_and_when
-
     from judge.trace import TraceReader
+    from judge.trace.who_and_when import import_who_and_when
 
     summary = import_who_and_when(data / "who-and-when" / "Who&When", workdir / "traces")
     session = GradeSession(None)
@@ -406,7 +405,7 @@ def markdown_who_and_when(result: dict) -> str:
     for subset, c in result.items():
         refused = sum(v for k, v in c.items() if k.startswith("refused"))
         drafted = c.get("drafted", 0)
-        per = (lambda k: f"{c.get(k, 0) / drafted:.1f}") if drafted else (lambda k: "-")
+        per = (lambda k, c=c, drafted=drafted: f"{c.get(k, 0) / drafted:.1f}") if drafted else (lambda k: "-")
         lines.append(f"| {subset} | {c['logs']} | {drafted} | {c.get('from a task statement', 0)} | {refused} | "
                      f"{per('entries')} | {per('rules')} | {c.get('diverged', 0)} | {c.get('at the mistake step', 0)} |")
     return "\n".join(lines)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.checks.kinds.authorised import CONFIRM_PHRASES
-from judge.checks.plan import Plan, THOUGHT, hear
+from judge.checks.plan import THOUGHT, Plan, hear
 from judge.text.serves import PARAMS_FILE, Params, act_of, asks_for, decide, shared_similarity
 from judge.trace import TraceReader
 

@@ -53,7 +53,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from judge.grade import GradeSession  # noqa: E402
 from judge.ledger import policy_ledger  # noqa: E402
-from judge.trace import TraceReader  # noqa: E402
 from judge.trace.records_import import import_records  # noqa: E402
 
 TITLE = "R-Judge: the bundled agent-safety policy (issue 25, benchmarks/rjudge.py)"

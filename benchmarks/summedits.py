@@ -154,13 +154,13 @@ def audit_records(records: list[dict], model_name: str = "all-MiniLM-L6-v2") -> 
 
 
 def scores(flags: list[bool], records: list[dict]) -> dict:
-    bad = [f for f, r in zip(flags, records) if r["label"] == 0]
-    good = [f for f, r in zip(flags, records) if r["label"] == 1]
+    bad = [f for f, r in zip(flags, records, strict=False) if r["label"] == 0]
+    good = [f for f, r in zip(flags, records, strict=False) if r["label"] == 1]
     tpr, fpr = sum(bad) / max(1, len(bad)), sum(good) / max(1, len(good))
     out = {"n": len(records), "balanced_accuracy": round(100 * (tpr + 1 - fpr) / 2, 1),
            "recall": round(100 * tpr, 1), "false_alarms": round(100 * fpr, 1)}
     for kind in EDIT_TYPES:
-        hits = [f for f, r in zip(flags, records) if r["label"] == 0 and kind in r["edit_types"]]
+        hits = [f for f, r in zip(flags, records, strict=False) if r["label"] == 0 and kind in r["edit_types"]]
         out[kind] = round(100 * sum(hits) / max(1, len(hits)), 1)
     return out
 
@@ -199,14 +199,14 @@ def main(argv: list[str] | None = None) -> int:
     records = {d: [r for r in load(args.data, d) if args.split == "all" or r["split"] == args.split] for d in DOMAINS}
     every = [r for d in DOMAINS for r in records[d]]
     flags, timing = audit_records(every)
-    for r, f in zip(every, flags):
+    for r, f in zip(every, flags, strict=False):
         r.update(f)
     predictors = {name: (lambda r, name=name: r[name]) for name in LAYERS}
     if not args.no_direct:
         start = time.perf_counter()
         direct, _ = predict_model(ConsistencyModel.load(), every)
         timing["direct_model_s"] = round(time.perf_counter() - start, 2)
-        for r, f in zip(every, direct):
+        for r, f in zip(every, direct, strict=False):
             r["direct"] = f
         predictors["model (direct)"] = lambda r: r["direct"]
     predictors.update({"any-edit": predict_any_edit, "phrases": predict_phrases})

@@ -379,7 +379,7 @@ def run(data: Path, workdir: Path, details_path: Path | None) -> dict:
         1 for r in out["full_false_failures"] if r not in _strict_failures(details, traces, r))
     out["prototype_disagreements"] = {r: {"reward": truth[r], "prototype": proto_why[r],
                                           "reward_info_null": not (runs_by_id[r]["info"].get("reward_info"))}
-                                      for r, p in zip(sorted(truth), proto_pred) if p != truth[r]}
+                                      for r, p in zip(sorted(truth), proto_pred, strict=False) if p != truth[r]}
     out["sample_of_20_failing"] = [{"run": r, **details["full"]["divergences"][r], "prototype": proto_why[r]}
                                    for r in sample_failing(details, truth)]
     if details_path is not None:

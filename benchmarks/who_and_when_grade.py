@@ -76,24 +76,24 @@ def speakers(source: Path) -> list[str]:
 
 def score(preds: list[tuple[int | None, str | None]], labels: list[tuple[int, str]]) -> dict:
     n = len(labels)
-    hit = lambda k: sum(1 for (s, _), (t, _) in zip(preds, labels) if s is not None and abs(s - t) <= k)  # noqa: E731
+    hit = lambda k: sum(1 for (s, _), (t, _) in zip(preds, labels, strict=False) if s is not None and abs(s - t) <= k)  # noqa: E731
     return {"n": n, "coverage": round(sum(s is not None for s, _ in preds) / n, 3),
             "step_exact": round(hit(0) / n, 3), "step_within_1": round(hit(1) / n, 3),
             "step_within_3": round(hit(3) / n, 3),
-            "agent": round(sum(1 for (_, a), (_, b) in zip(preds, labels) if a == b) / n, 3)}
+            "agent": round(sum(1 for (_, a), (_, b) in zip(preds, labels, strict=False) if a == b) / n, 3)}
 
 
 def baselines(logs: list[dict]) -> dict:
     labels = [(x["step"], x["agent"]) for x in logs]
     out = {}
     first = [next((i for i, s in enumerate(x["speakers"]) if s != "human"), 0) for x in logs]
-    out["first agent step"] = score([(i, x["speakers"][i]) for i, x in zip(first, logs)], labels)
+    out["first agent step"] = score([(i, x["speakers"][i]) for i, x in zip(first, logs, strict=False)], labels)
     out["last step"] = score([(len(x["speakers"]) - 1, x["speakers"][-1]) for x in logs], labels)
     rng = random.Random(0)
     runs = []
     for _ in range(DRAWS):
         picks = [rng.randrange(len(x["speakers"])) for x in logs]
-        runs.append(score([(i, x["speakers"][i]) for i, x in zip(picks, logs)], labels))
+        runs.append(score([(i, x["speakers"][i]) for i, x in zip(picks, logs, strict=False)], labels))
     out["random step"] = {k: (round(sum(r[k] for r in runs) / DRAWS, 3) if k != "n" else len(logs)) for k in runs[0]}
     agent_hits = sum(sum(1 for _ in range(DRAWS) if rng.choice(x["agents"]) == x["agent"]) for x in logs)
     out["random agent"] = {"n": len(logs), "agent": round(agent_hits / (DRAWS * len(logs)), 3)}

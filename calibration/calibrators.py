@@ -10,11 +10,11 @@ as a pickle, and predicts again from that JSON alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from calibration.confidence import check_probabilities
@@ -45,27 +45,29 @@ class Calibrator(BaseModel):
     reason: str
 
     @model_validator(mode="after")
-    def _has_its_parameters(self) -> "Calibrator":
+    def _has_its_parameters(self) -> Calibrator:
         needed = {"isotonic": ("x_thresholds", "y_thresholds"), "platt": ("coef", "intercept"),
                   "constant": ("value",)}[self.kind]
         missing = [name for name in needed if getattr(self, name) is None]
         if missing:
             raise ValueError(f"a {self.kind} calibrator needs {', '.join(missing)}")
-        if self.kind == "isotonic" and (len(self.x_thresholds) != len(self.y_thresholds)
-                                        or not self.x_thresholds):
+        xs, ys = self.x_thresholds or [], self.y_thresholds or []
+        if self.kind == "isotonic" and (len(xs) != len(ys) or not xs):
             raise ValueError("isotonic x_thresholds and y_thresholds must be non-empty and of equal length")
         return self
 
-    def predict(self, confidence: Sequence[float] | float) -> np.ndarray:
+    def predict(self, confidence: ArrayLike) -> np.ndarray:
         """Calibrated probability that the verdict is right, for each raw confidence."""
         x = np.asarray(confidence, dtype=float)
         if self.kind == "isotonic":
             # IsotonicRegression.predict with out_of_bounds="clip" is this linear interpolation.
-            return np.interp(x, self.x_thresholds, self.y_thresholds)
+            assert self.x_thresholds is not None and self.y_thresholds is not None  # the validator's
+            return np.asarray(np.interp(x, self.x_thresholds, self.y_thresholds))
         if self.kind == "platt":
             from scipy.special import expit
 
-            return expit(self.coef * x + self.intercept)
+            assert self.coef is not None and self.intercept is not None  # the validator's
+            return np.asarray(expit(self.coef * x + self.intercept))
         return np.full_like(x, self.value)
 
 
@@ -79,7 +81,7 @@ def _distinct(outcome: np.ndarray, prob: np.ndarray) -> tuple[np.ndarray, np.nda
     return (cell % 2).astype(float), values[cell // 2], counts[cell].astype(float)
 
 
-def _fit_isotonic(outcome: np.ndarray, prob: np.ndarray) -> "IsotonicRegression":
+def _fit_isotonic(outcome: np.ndarray, prob: np.ndarray) -> IsotonicRegression:
     from sklearn.isotonic import IsotonicRegression
 
     y, x, weight = _distinct(outcome, prob)
@@ -87,7 +89,7 @@ def _fit_isotonic(outcome: np.ndarray, prob: np.ndarray) -> "IsotonicRegression"
                               out_of_bounds="clip").fit(x, y, sample_weight=weight)
 
 
-def _fit_platt(outcome: np.ndarray, prob: np.ndarray) -> "LogisticRegression":
+def _fit_platt(outcome: np.ndarray, prob: np.ndarray) -> LogisticRegression:
     from sklearn.linear_model import LogisticRegression
 
     # C=inf: no penalty, as in Platt's method; the single feature needs no shrinkage. Newton steps
@@ -97,7 +99,7 @@ def _fit_platt(outcome: np.ndarray, prob: np.ndarray) -> "LogisticRegression":
                                                                       sample_weight=weight)
 
 
-def _to_calibrator(kind: str, model, n: int, **extra) -> Calibrator:
+def _to_calibrator(kind: Literal["isotonic", "platt"], model: Any, n: int, **extra: Any) -> Calibrator:
     if kind == "isotonic":
         return Calibrator(kind=kind, x_thresholds=model.X_thresholds_.tolist(),
                           y_thresholds=model.y_thresholds_.tolist(), n=n, **extra)
@@ -120,7 +122,7 @@ def _cross_validated_log_loss(outcome: np.ndarray, prob: np.ndarray, *, n_folds:
             for kind, p in out_of_fold.items()}
 
 
-def fit_calibrator(y_true: Sequence, y_prob: Sequence, *, seed: int = 0,
+def fit_calibrator(y_true: ArrayLike, y_prob: ArrayLike, *, seed: int = 0,
                    n_folds: int = N_FOLDS) -> Calibrator:
     """Fit isotonic and Platt calibrators of correctness (y_true, 0/1) on raw confidence (y_prob),
     keep the one with the lower stratified `n_folds`-fold log loss (Platt on a tie), refit on all.
@@ -137,7 +139,7 @@ def fit_calibrator(y_true: Sequence, y_prob: Sequence, *, seed: int = 0,
                                  "and cross-validate a curve, so the observed accuracy is used")
     folds = min(n_folds, minority)
     losses = _cross_validated_log_loss(outcome, prob, n_folds=folds, seed=seed)
-    kind = "isotonic" if losses["isotonic"] < losses["platt"] else "platt"
+    kind: Literal["isotonic", "platt"] = "isotonic" if losses["isotonic"] < losses["platt"] else "platt"
     model = _fit_isotonic(outcome, prob) if kind == "isotonic" else _fit_platt(outcome, prob)
     other = "platt" if kind == "isotonic" else "isotonic"
     return _to_calibrator(kind, model, n, cv_log_loss=losses, n_folds=folds,
@@ -156,7 +158,7 @@ class ReviewBand:
     n_auto: int
 
 
-def review_threshold(y_true: Sequence, y_prob: Sequence, *, target_precision: float = 0.95) -> ReviewBand:
+def review_threshold(y_true: ArrayLike, y_prob: ArrayLike, *, target_precision: float = 0.95) -> ReviewBand:
     """The lowest calibrated probability t such that the verdicts with probability >= t are right at
     least `target_precision` of the time (precision = share of auto-decided verdicts that are right);
     coverage = share of verdicts auto-decided at t. Measured on the given (labelled) verdicts."""

@@ -73,7 +73,7 @@ class Agreement(BaseModel):
     confusion: list[list[int]]  # rows = verdicts A, columns = verdicts B
 
 
-def _none_if_nan(value: float) -> float | None:
+def _none_if_nan(value: float | np.ndarray) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
@@ -92,7 +92,7 @@ def compare_judges(labels: list[LabelRecord], verdicts_a: list[VerdictRecord],
              if ref.label is not None and case in by_a and case in by_b]
     if not cases:
         raise CalibrationInputError("no labelled case was judged by both judges", field="case")
-    truth = [references[case].label for case in cases]
+    truth = [label for case in cases if (label := references[case].label) is not None]  # cases have one
     a, b = [by_a[case] for case in cases], [by_b[case] for case in cases]
     classes = sorted(set(truth) | set(a) | set(b))
     k = len(classes)
@@ -110,7 +110,7 @@ def compare_judges(labels: list[LabelRecord], verdicts_a: list[VerdictRecord],
     p_value = binomtest(only_a, only_a + only_b, 0.5).pvalue if only_a + only_b else 1.0
     flipped = [FlippedCase(case=case, reference=t, verdict_a=va, verdict_b=vb,
                            change="fixed" if rb else "broken")
-               for case, t, va, vb, ra, rb in zip(cases, truth, a, b, right_a, right_b) if ra != rb]
+               for case, t, va, vb, ra, rb in zip(cases, truth, a, b, right_a, right_b, strict=False) if ra != rb]
     return Comparison(
         fingerprint_a=single_fingerprint(verdicts_a), fingerprint_b=single_fingerprint(verdicts_b),
         n=len(cases), ties_excluded=sum(ref.label is None for ref in references.values()),

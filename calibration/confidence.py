@@ -6,9 +6,8 @@ equals the reference label, else 0. Scikit-learn convention: ``f(y_true=correct,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
+from numpy.typing import ArrayLike
 from pydantic import BaseModel, ConfigDict
 
 N_BINS = 10
@@ -25,7 +24,7 @@ class ReliabilityBin(BaseModel):
     accuracy: float | None
 
 
-def check_probabilities(y_true: Sequence, y_prob: Sequence) -> tuple[np.ndarray, np.ndarray]:
+def check_probabilities(y_true: ArrayLike, y_prob: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Validate 0/1 outcomes and probabilities in [0, 1] of equal, non-zero length."""
     outcome, prob = np.asarray(y_true, dtype=float), np.asarray(y_prob, dtype=float)
     if outcome.shape != prob.shape or outcome.ndim != 1:
@@ -44,10 +43,10 @@ def check_probabilities(y_true: Sequence, y_prob: Sequence) -> tuple[np.ndarray,
 
 def bin_index(y_prob: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
     """Equal-width bins on [0, 1]: bin b holds [b/n_bins, (b+1)/n_bins); 1.0 goes in the last."""
-    return np.minimum((np.asarray(y_prob) * n_bins).astype(int), n_bins - 1)
+    return np.asarray(np.minimum((np.asarray(y_prob) * n_bins).astype(int), n_bins - 1))
 
 
-def reliability_bins(y_true: Sequence, y_prob: Sequence, *, n_bins: int = N_BINS) -> list[ReliabilityBin]:
+def reliability_bins(y_true: ArrayLike, y_prob: ArrayLike, *, n_bins: int = N_BINS) -> list[ReliabilityBin]:
     """Per bin: count, mean confidence and accuracy (share correct); None for empty bins."""
     outcome, prob = check_probabilities(y_true, y_prob)
     index = bin_index(prob, n_bins)
@@ -60,7 +59,7 @@ def reliability_bins(y_true: Sequence, y_prob: Sequence, *, n_bins: int = N_BINS
             for b in range(n_bins)]
 
 
-def expected_calibration_error(y_true: Sequence, y_prob: Sequence, *, n_bins: int = N_BINS) -> float:
+def expected_calibration_error(y_true: ArrayLike, y_prob: ArrayLike, *, n_bins: int = N_BINS) -> float:
     """ECE = sum_b (n_b / N) * |accuracy_b - mean confidence_b| over `n_bins` equal-width bins,
     weighted by bin count (Guo et al. 2017, "On Calibration of Modern Neural Networks", ICML, eq. 3;
     Naeini et al. 2015, AAAI)."""
@@ -70,7 +69,7 @@ def expected_calibration_error(y_true: Sequence, y_prob: Sequence, *, n_bins: in
     return float(np.abs(gap).sum() / len(prob))
 
 
-def brier_score(y_true: Sequence, y_prob: Sequence) -> float:
+def brier_score(y_true: ArrayLike, y_prob: ArrayLike) -> float:
     """Brier score = mean (confidence - correct)^2 (Brier 1950, Monthly Weather Review 78(1));
     equals sklearn.metrics.brier_score_loss(correct, confidence). Lower is better."""
     outcome, prob = check_probabilities(y_true, y_prob)

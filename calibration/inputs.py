@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, TypeVar
-
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
@@ -58,7 +57,7 @@ class LabelRecord(_Record):
     split: Literal["dev", "test"] | None = None
 
     @model_validator(mode="after")
-    def _ledger_verdict(self) -> "LabelRecord":
+    def _ledger_verdict(self) -> LabelRecord:
         ledger = self.scenario is not None or self.trace is not None or self.after_turn is not None
         if ledger and self.label not in LEDGER_LABELS:
             raise ValueError(f"a ledger label is one of {', '.join(LEDGER_LABELS)} (got {self.label!r})")

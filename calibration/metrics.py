@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from pydantic import BaseModel, ConfigDict
 
 from calibration.reference import Matched
@@ -35,11 +36,11 @@ class Share(BaseModel):
 
 
 def share(k: int, n: int) -> Share:
-    """k of n as a Share (its value None when n is 0)."""
+    """K of n as a Share (its value None when n is 0)."""
     return Share(value=k / n if n else None, k=int(k), n=int(n))
 
 
-def check_pair(y_true: Sequence, y_pred: Sequence) -> tuple[np.ndarray, np.ndarray]:
+def check_pair(y_true: ArrayLike, y_pred: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Validate two label vectors: 1-d, equal length, not empty."""
     true, pred = np.asarray(y_true), np.asarray(y_pred)
     if true.ndim != 1 or pred.ndim != 1:
@@ -51,18 +52,18 @@ def check_pair(y_true: Sequence, y_pred: Sequence) -> tuple[np.ndarray, np.ndarr
     return true, pred
 
 
-def label_set(y_true: Sequence, y_pred: Sequence) -> list[str]:
+def label_set(y_true: ArrayLike, y_pred: ArrayLike) -> list[str]:
     """The sorted union of the labels in both vectors: the rows and columns of the confusion."""
     return sorted(set(np.asarray(y_true).tolist()) | set(np.asarray(y_pred).tolist()))
 
 
-def accuracy(y_true: Sequence, y_pred: Sequence) -> float:
+def accuracy(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     """Share of cases where the verdict equals the reference label."""
     true, pred = check_pair(y_true, y_pred)
     return float(np.mean(true == pred))
 
 
-def label_codes(values: Sequence, labels: Sequence[str]) -> np.ndarray:
+def label_codes(values: ArrayLike, labels: Sequence[str]) -> np.ndarray:
     """Each value's index in `labels`; a value not in `labels` is an error naming it."""
     index = {label: i for i, label in enumerate(labels)}
     try:
@@ -71,7 +72,7 @@ def label_codes(values: Sequence, labels: Sequence[str]) -> np.ndarray:
         raise ValueError(f"label {exc.args[0]!r} is not one of {list(labels)}") from None
 
 
-def confusion(y_true: Sequence, y_pred: Sequence, *, labels: Sequence[str]) -> np.ndarray:
+def confusion(y_true: ArrayLike, y_pred: ArrayLike, *, labels: Sequence[str]) -> np.ndarray:
     """Counts with rows = reference label, columns = verdict, both in `labels` order; equals
     sklearn.metrics.confusion_matrix (computed here to avoid its single-label warning)."""
     true, pred = check_pair(y_true, y_pred)
@@ -92,10 +93,10 @@ def kappa_from_confusion(counts: np.ndarray) -> np.ndarray:
     observed = np.trace(counts, axis1=-2, axis2=-1)
     expected = np.einsum("...i,...i->...", counts.sum(axis=-1), counts.sum(axis=-2))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (n * observed - expected) / (n * n - expected)
+        return np.asarray((n * observed - expected) / (n * n - expected))
 
 
-def cohen_kappa(y_true: Sequence, y_pred: Sequence, *, labels: Sequence[str] | None = None) -> float:
+def cohen_kappa(y_true: ArrayLike, y_pred: ArrayLike, *, labels: Sequence[str] | None = None) -> float:
     """Cohen's kappa of verdicts against reference labels; equals sklearn.metrics.cohen_kappa_score.
 
     Symmetric in the two raters and unchanged by renaming labels. NaN when undefined (see
@@ -106,7 +107,7 @@ def cohen_kappa(y_true: Sequence, y_pred: Sequence, *, labels: Sequence[str] | N
     return float(kappa_from_confusion(confusion(true, pred, labels=labels)))
 
 
-def per_class(y_true: Sequence, y_pred: Sequence, *, labels: Sequence[str]) -> dict[str, ClassStats]:
+def per_class(y_true: ArrayLike, y_pred: ArrayLike, *, labels: Sequence[str]) -> dict[str, ClassStats]:
     """Per-label precision = TP/(TP+FP), recall = TP/(TP+FN), F1 = their harmonic mean, support =
     number of reference cases with the label (sklearn.metrics.precision_recall_fscore_support)."""
     true, pred = check_pair(y_true, y_pred)
@@ -115,7 +116,7 @@ def per_class(y_true: Sequence, y_pred: Sequence, *, labels: Sequence[str]) -> d
     precision, recall, f1, support = precision_recall_fscore_support(
         true, pred, labels=list(labels), zero_division=np.nan)
     return {label: ClassStats(precision=_finite(p), recall=_finite(r), f1=_finite(f), support=int(s))
-            for label, p, r, f, s in zip(labels, precision, recall, f1, support)}
+            for label, p, r, f, s in zip(labels, precision, recall, f1, support, strict=False)}
 
 
 def _finite(value: float) -> float | None:
@@ -130,7 +131,7 @@ def key_agreement(matched: Matched, *, positive: str = "violated") -> Share:
     index of the two sets of violated (case, key) pairs (Jaccard 1912).
     """
     either = both = 0
-    for ref, verdict in zip(matched.references, matched.verdicts):
+    for ref, verdict in zip(matched.references, matched.verdicts, strict=False):
         if ref.key is None:
             continue
         ref_says, judge_says = ref.label == positive, verdict.verdict == positive
@@ -148,7 +149,7 @@ def evidence_agreement(matched: Matched, *, positive: str = "violated") -> Share
     gave the reference label.
     """
     named = agreed = 0
-    for ref, verdict in zip(matched.references, matched.verdicts):
+    for ref, verdict in zip(matched.references, matched.verdicts, strict=False):
         if ref.label == positive and verdict.verdict == positive and ref.evidence_events:
             named += 1
             agreed += verdict.evidence_event in ref.evidence_events

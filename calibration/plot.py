@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 from calibration.confidence import ReliabilityBin
 from calibration.files import replace_atomically
@@ -32,7 +33,7 @@ def reliability_diagram(bins: list[ReliabilityBin] | None, path: str | Path, *, 
     return path
 
 
-def _draw(figure, bins: list[ReliabilityBin], *, title: str, ece: float | None) -> None:
+def _draw(figure: Any, bins: list[ReliabilityBin], *, title: str, ece: float | None) -> None:
     top, bottom = figure.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     width = bins[0].upper - bins[0].lower
     centres = [b.lower + width / 2 for b in bins]

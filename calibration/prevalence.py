@@ -10,6 +10,7 @@ unlabelled verdicts, so it carries the uncertainty of the correction as well as 
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from pydantic import BaseModel, ConfigDict
 
 from calibration.bootstrap import Interval, check_n_boot, percentile_interval, resample_counts
@@ -37,7 +38,7 @@ class PrevalenceEstimate(BaseModel):
     seed: int
 
 
-def rogan_gladen(observed_rate, tpr, tnr) -> np.ndarray:
+def rogan_gladen(observed_rate: ArrayLike, tpr: ArrayLike, tnr: ArrayLike) -> np.ndarray:
     """(p_obs + TNR - 1) / (TPR + TNR - 1) clipped to [0, 1]; NaN where TPR + TNR <= 1."""
     observed_rate, tpr, tnr = (np.asarray(x, dtype=float) for x in (observed_rate, tpr, tnr))
     youden = tpr + tnr - 1.0

@@ -9,9 +9,9 @@ calls anything else.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from pydantic import BaseModel, ConfigDict
 
 from calibration.bootstrap import CI_LEVEL
@@ -42,7 +42,7 @@ def clopper_pearson(k: int, n: int, *, level: float = CI_LEVEL) -> RateStat:
                     k=int(k), level=level)
 
 
-def positive_counts(y_true: Sequence, y_pred: Sequence, *, positive: str) -> tuple[int, int, int, int]:
+def positive_counts(y_true: ArrayLike, y_pred: ArrayLike, *, positive: str) -> tuple[int, int, int, int]:
     """(true positives, positives, true negatives, negatives) for class `positive`."""
     true, pred = check_pair(y_true, y_pred)
     is_positive, says_positive = true == positive, pred == positive
@@ -50,7 +50,7 @@ def positive_counts(y_true: Sequence, y_pred: Sequence, *, positive: str) -> tup
             int(np.sum(~is_positive & ~says_positive)), int(np.sum(~is_positive)))
 
 
-def sensitivity_specificity(y_true: Sequence, y_pred: Sequence, *, positive: str = "violated",
+def sensitivity_specificity(y_true: ArrayLike, y_pred: ArrayLike, *, positive: str = "violated",
                             level: float = CI_LEVEL) -> tuple[RateStat | None, RateStat | None]:
     """(TPR, TNR) with Clopper-Pearson intervals; each None when it has no case to count."""
     tp, n_pos, tn, n_neg = positive_counts(y_true, y_pred, positive=positive)
@@ -82,6 +82,7 @@ def certify(tpr: RateStat | None, tnr: RateStat | None, *, floor: float,
                               f"({stat.k}/{stat.n}), below the floor {floor:.2f}{hint}")
     if shortfalls:
         return False, f"Not certified for '{positive}': " + "; ".join(shortfalls) + "."
+    assert tpr is not None and tnr is not None  # no shortfall: both were measured
     return True, (f"Certified for '{positive}': the {tpr.level:.0%} lower bounds of TPR "
                   f"({tpr.lower:.3f}, {tpr.k}/{tpr.n}) and TNR ({tnr.lower:.3f}, {tnr.k}/{tnr.n}) "
                   f"both reach the floor {floor:.2f}.")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import platform
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from typing import Any
 
@@ -174,7 +174,7 @@ def calibrate(labels: list[LabelRecord], verdicts: list[VerdictRecord], *, name:
     certified, reason = certify(tpr, tnr, floor=floor, positive=positive)
     fields: dict[str, Any] = dict(
         name=name, fingerprint=fingerprint, labels_sha256=labels_sha256(labels),
-        created_at=datetime.now(timezone.utc), package_versions=package_versions(),
+        created_at=datetime.now(UTC), package_versions=package_versions(),
         positive=positive, n=len(y_true), ties_excluded=matched.ties_excluded,
         n_unmatched=matched.n_unmatched, accuracy=float(np.trace(counts) / counts.sum()),
         accuracy_ci=percentile_interval(np.trace(replicates, axis1=1, axis2=2) / counts.sum()),

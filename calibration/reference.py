@@ -17,8 +17,11 @@ from calibration.inputs import LabelRecord, VerdictRecord
 
 
 class Reference(NamedTuple):
-    """The reviewed answer for one case. `label` is None for a tie. (A named tuple: label sets of
-    100k cases build one per case, and tuples are several times cheaper than dataclasses.)"""
+    """The reviewed answer for one case; `label` is None for a tie.
+
+    A named tuple: label sets of 100k cases build one per case, and tuples are several times cheaper
+    than dataclasses.
+    """
 
     case: str
     label: str | None

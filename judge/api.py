@@ -9,8 +9,9 @@ code. Never prints, never exits; the CLI and the service are renderings of what 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from judge.grade import GradeSession, SliceResult, exit_code, grade_trace, write_slice
 from judge.grade.judges_check import JudgeCheck, check_judges

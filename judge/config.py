@@ -82,7 +82,7 @@ class JudgeConfig(BaseModel):
         "record for its fingerprint), `binding` (always), `advisory` (never: its violations are flagged)"))
 
     @model_validator(mode="after")
-    def _fits_backend(self) -> "JudgeConfig":
+    def _fits_backend(self) -> JudgeConfig:
         if isinstance(self.cache, str) and (problem := check_redis_url(self.cache)):
             raise ValueError(problem)
         if self.mode.lower() not in MODES:
@@ -370,7 +370,8 @@ def effective_settings(*, config_file: str | Path | None = None) -> list[Setting
     out = [Setting(key="config file", value=origin or "(none: built-in settings only)",
                    source=_config_origin(config_file) if path else "no pyproject.toml above the current folder")]
     judges, default, _ = configured_judges(config_file=config_file)
-    out.append(Setting(key="tool.judge.default", value=default, source=origin if "default" in table else "built-in default"))
+    out.append(Setting(key="tool.judge.default", value=default,
+                       source=origin if "default" in table else "built-in default"))
     for name, fallback in GradePolicy.model_fields.items():
         out.append(Setting(key=f"tool.judge.{name}", value=table.get(name, fallback.default),
                            source=origin if name in table else "built-in default"))

@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import threading
+from collections.abc import Callable
 from importlib import metadata
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from judge.errors import ConfigError
 

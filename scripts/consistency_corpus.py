@@ -13,8 +13,9 @@ import hashlib
 import json
 import random
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from judge.text.consistency import split_sentences
 

@@ -23,7 +23,8 @@ on the site) on the line right before a fenced block that the script owns:
 
 A `judge-generated` marker names a table of scripts/surface.py (`cli`, `http`, `formats`,
 `objects`, `rules`: judge's commands and flags, HTTP endpoints, format names, JSON objects and their
-fields, the rule kinds, read from the code), shown as Markdown (not fenced) up to the closing `<!-- /judge-generated -->`.
+fields, the rule kinds, read from the code), shown as Markdown (not fenced) up to the closing `<!-- /judge-generated
+-->`.
 
 A `judge-output` marker holds one command, or several separated by ` ; ` (run in order, whatever
 their exit codes, as a shell would). A command may start with `COLUMNS=N ` (that width instead of

@@ -66,7 +66,7 @@ def convert(data_dir: Path, out_dir: Path, evaluator: str = "Vanilla") -> dict[s
                  "source": SOURCE}
         paths[order] = out_dir / f"verdicts-{order}.jsonl"
         with paths[order].open("w", encoding="utf-8") as verdicts:
-            for row, (item, result) in enumerate(zip(dataset, results)):
+            for row, (item, result) in enumerate(zip(dataset, results, strict=False)):
                 if result["input"] != item["input"]:
                     raise SystemExit(f"error: row {row}: result and dataset disagree on the input")
                 winner = result["results"][-1][field]["winner"]

@@ -32,9 +32,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
+import consistency_corpus as corpus  # noqa: E402
 import numpy as np  # noqa: E402
 
-import consistency_corpus as corpus  # noqa: E402
 from judge.text import consistency as cm  # noqa: E402
 from judge.text.perturb import make_pairs  # noqa: E402
 
@@ -83,13 +83,13 @@ def summedits_rows(data: Path, embed) -> dict[str, list]:
             facts = [cm.split_sentences(r["seed"]) for r in records]
             rows = []
             cache = cm.VectorCache(embed)
-            for f, r in zip(facts, records):
+            for f, r in zip(facts, records, strict=False):
                 sentences = cm.split_sentences(r["summary"])
                 cache.add(f + sentences)
                 cands = cm.assign(f, sentences, cache)
                 ctx = [" ".join(x for k, x in enumerate(f) if k != i) for i in range(len(f))]
                 rows.append(cm.featurize(f, cands, ctx, cache)[0])
-            out[domain] = [[row, r["label"]] for row, r in zip(rows, records)]
+            out[domain] = [[row, r["label"]] for row, r in zip(rows, records, strict=False)]
         return out
     return cached("summedits-eval", [TUNE_DOMAINS], compute)
 
@@ -116,8 +116,8 @@ def r6(values) -> list:
 
 
 def balanced_accuracy(flags: list[bool], labels: list[int]) -> float:
-    pos = [f for f, l in zip(flags, labels) if l == 0]  # inconsistent: should be flagged
-    neg = [not f for f, l in zip(flags, labels) if l == 1]
+    pos = [f for f, label in zip(flags, labels, strict=False) if label == 0]  # inconsistent: should be flagged
+    neg = [not f for f, label in zip(flags, labels, strict=False) if label == 1]
     return (sum(pos) / max(1, len(pos)) + sum(neg) / max(1, len(neg))) / 2
 
 
@@ -136,7 +136,7 @@ def choose_threshold(model: cm.ConsistencyModel, tune: dict[str, list]) -> tuple
     def score(t):
         return sum(balanced_accuracy([v < t for v in p_kept[d]], labels[d]) for d in tune) / len(tune)
     def false_alarms(t):
-        return max(upper_bound(sum(v < t for v, y in zip(p_kept[d], labels[d]) if y == 1), labels[d].count(1))
+        return max(upper_bound(sum(v < t for v, y in zip(p_kept[d], labels[d], strict=False) if y == 1), labels[d].count(1))
                    for d in tune)
     allowed = [t for t in grid if false_alarms(t) <= MAX_FALSE_ALARMS] or grid
     best = max(allowed, key=lambda t: (round(score(t), 6), -abs(t - 0.5)))
@@ -149,9 +149,9 @@ def held_out(model: cm.ConsistencyModel, pipe, test) -> dict:
 
     rows, truth, kinds = test
     proba = model.proba(rows)
-    hits = [int(np.argmax(p)) == t for p, t in zip(proba, truth)]
+    hits = [int(np.argmax(p)) == t for p, t in zip(proba, truth, strict=False)]
     by_kind: dict[str, list[bool]] = {}
-    for kind, hit in zip(kinds, hits):
+    for kind, hit in zip(kinds, hits, strict=False):
         by_kind.setdefault(kind.split("+")[0], []).append(hit)
     labels = list(range(len(cm.CLASSES)))
     return {"pairs": len(truth), "accuracy": round(float(np.mean(hits)), 4),
@@ -174,7 +174,7 @@ def lazy_minilm():
 def split_rows(pairs, rows) -> dict:
     """train / cal / test parts: (feature rows, class indices, kinds), by reference sentence."""
     X = {name: ([], [], []) for name in ("train", "cal", "test")}
-    for pair, row in zip(pairs, rows):
+    for pair, row in zip(pairs, rows, strict=False):
         bucket = X[part(pair.ref)]
         bucket[0].append(row)
         bucket[1].append(cm.CLASSES.index(pair.label))

@@ -17,8 +17,9 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from fastapi import FastAPI, Request
@@ -79,7 +80,7 @@ class ScriptedLLM:
     def api_base(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def reset(self, *replies: Reply | Callable[[dict], Reply]) -> "ScriptedLLM":
+    def reset(self, *replies: Reply | Callable[[dict], Reply]) -> ScriptedLLM:
         with self.lock:
             self.script = deque(replies)
             self.bodies = []

@@ -456,7 +456,7 @@ def test_lint_reports_every_error(tmp_path):
         (14, "rules.1.key", "'missing'"),
     ]
     assert len(errors) == len(expected), errors
-    for (line, field, words), message in zip(expected, errors):
+    for (line, field, words), message in zip(expected, errors, strict=False):
         assert f"many.yaml:{line}: {field}: " in message and words in message, message
     warnings = [ln for ln in run.everything.splitlines() if ln.startswith("warning:")]
     assert len(warnings) == 1 and "'secrets'" in warnings[0] and "safety-critical" in warnings[0]

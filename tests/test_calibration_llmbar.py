@@ -55,7 +55,7 @@ def test_accuracy_reproduces_llmbar(converted, order, right):
     record = calibrate(labels, verdicts, name=f"gpt4-{order}", positive="1", n_boot=200)
     assert record.n == 100 and record.ties_excluded == 0 and record.n_unmatched == 0
     assert round(record.accuracy * record.n) == right
-    truth = [l.label for l in sorted(labels, key=lambda l: l.case)]
+    truth = [lab.label for lab in sorted(labels, key=lambda lab: lab.case)]
     said = [v.verdict for v in sorted(verdicts, key=lambda v: v.case)]
     assert record.cohen_kappa == pytest.approx(cohen_kappa_score(truth, said))
     assert record.ece is None  # LLMBar stores hard verdicts only
@@ -73,7 +73,7 @@ def test_positional_agreement_reproduces_llmbar(converted):
 def test_llmbar_kappa_vs_gold_uses_mixed_codes(converted):
     labels, original, swapped = converted
     statistics = json.loads(STATISTICS.read_text())
-    gold = [int(l.label) for l in sorted(labels, key=lambda l: l.case)]
+    gold = [int(lab.label) for lab in sorted(labels, key=lambda lab: lab.case)]
     for verdicts, field in ((original, "kappa_False"), (swapped, "kappa_True")):
         coded = [1 if v.verdict == "1" else 0 for v in sorted(verdicts, key=lambda v: v.case)]
         assert cohen_kappa_score(coded, gold) == pytest.approx(statistics[field])

@@ -42,7 +42,7 @@ def simulate(n=400, *, seed=0, tpr=0.9, tnr=0.9, prevalence=0.3, fingerprint=FIN
 def test_record_matches_direct_computation():
     labels, verdicts = simulate()
     record = calibrate(labels, verdicts, name="gpt", n_boot=200)
-    y_true = np.array([l.label for l in labels])
+    y_true = np.array([lab.label for lab in labels])
     y_pred = np.array([v.verdict for v in verdicts])
     assert record.n == 400 and record.ties_excluded == 0 and record.n_unmatched == 0
     assert record.accuracy == pytest.approx(np.mean(y_true == y_pred))
@@ -176,7 +176,7 @@ def test_calibrated_record_review_band_reaches_target_on_its_data():
     record = calibrate(labels, verdicts, name="x", target_precision=0.95, n_boot=50)
     assert record.review_threshold is not None and 0 < record.coverage < 1
     calibrated = record.calibrator.predict([v.confidence for v in verdicts])
-    correct = np.array([l.label == v.verdict for l, v in zip(labels, verdicts)])
+    correct = np.array([lab.label == v.verdict for lab, v in zip(labels, verdicts, strict=False)])
     auto = calibrated >= record.review_threshold
     assert correct[auto].mean() >= 0.95
     assert auto.mean() == pytest.approx(record.coverage)

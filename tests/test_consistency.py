@@ -100,7 +100,7 @@ def test_every_distortion_changes_a_sentence_it_applies_to(kind):
 
     changed = [DISTORTED[kind](s, random.Random(3), {"sentences": [t for _, t in SENTENCES], "names": ["Zoe", "Ivan"]})
                for _, s in SENTENCES]
-    applied = [(s, out) for (_, s), out in zip(SENTENCES, changed) if out]
+    applied = [(s, out) for (_, s), out in zip(SENTENCES, changed, strict=False) if out]
     assert applied, f"{kind} applied to no test sentence"
     assert all(out != s for s, out in applied)
 
@@ -213,7 +213,7 @@ def _same_within_rounding(rebuilt, committed, where: str = "") -> None:
             _same_within_rounding(rebuilt[key], committed[key], f"{where}.{key}")
     elif isinstance(committed, list):
         assert isinstance(rebuilt, list) and len(rebuilt) == len(committed), where
-        for i, (a, b) in enumerate(zip(rebuilt, committed)):
+        for i, (a, b) in enumerate(zip(rebuilt, committed, strict=False)):
             _same_within_rounding(a, b, f"{where}[{i}]")
     elif isinstance(committed, float) and not isinstance(committed, bool):
         if where.startswith(".metrics") or where == ".threshold":

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from llm_server import Reply, llm_server, request_schema
+from llm_server import Reply, llm_server, request_schema  # noqa: F401  (fixture)
 from typer.testing import CliRunner
 
 from judge.cli import app

@@ -65,7 +65,7 @@ def test_examples_with_the_default_judge_have_the_same_outcomes_and_review_only_
     session = GradeSession.open(None)
     assert session.judge_name == "local" and not session.binding
     reviewed = total = 0
-    for name, (turn, key, event, vetoed) in sorted(EXPECTED.items()):
+    for name, (_turn, key, event, vetoed) in sorted(EXPECTED.items()):
         folder = EXAMPLES / name
         clean, drift = session.grade_files(folder / "scenario.yaml", [folder / "clean.jsonl",
                                                                       folder / "drift.jsonl"]).runs

@@ -4,7 +4,7 @@ $JUDGE_LOG_DIR, --no-log); `judge runs list` and `judge runs diff` (exit 1 on a 
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,7 @@ def _report(*traces: str):
 
 
 def test_names_sort_by_time_and_never_collide(tmp_path):
-    now = datetime(2026, 12, 1, 9, 13, 54, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 1, 9, 13, 54, tzinfo=UTC)
     paths = [write_run(_report(CLEAN), tmp_path, now=now) for _ in range(3)]
     later = write_run(_report(DRIFT), tmp_path, now=now.replace(second=55))
     assert len({p.name for p in paths}) == 3 and all(p.name.startswith("20261201-091354-") for p in paths)
@@ -38,8 +38,8 @@ def test_names_sort_by_time_and_never_collide(tmp_path):
 
 
 def test_resolve_by_alias_id_prefix_and_path(tmp_path):
-    first = write_run(_report(CLEAN), tmp_path, now=datetime(2026, 1, 1, tzinfo=timezone.utc))
-    second = write_run(_report(DRIFT), tmp_path, now=datetime(2026, 1, 2, tzinfo=timezone.utc))
+    first = write_run(_report(CLEAN), tmp_path, now=datetime(2026, 1, 1, tzinfo=UTC))
+    second = write_run(_report(DRIFT), tmp_path, now=datetime(2026, 1, 2, tzinfo=UTC))
     assert resolve_run("latest", tmp_path) == second and resolve_run("previous", tmp_path) == first
     assert resolve_run("20260101", tmp_path) == first and resolve_run(second.stem, tmp_path) == second
     assert resolve_run(str(first), tmp_path) == first

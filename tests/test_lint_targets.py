@@ -172,7 +172,7 @@ def test_the_grade_warns_about_events_after_a_session_key_ended():
     t.call(12, "push")
     report = grade_trace(ledger, t.lines)
     assert report.passed  # by the docs: session A's prohibition ended with session A
-    assert any(f"only until turn 10" in w and f"2 later event(s)" in w and f"(first {late})" in w
+    assert any("only until turn 10" in w and "2 later event(s)" in w and f"(first {late})" in w
                for w in report.warnings), report.warnings
 
 

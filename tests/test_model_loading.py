@@ -45,7 +45,7 @@ TRACE = [
     {"id": "e5", "turn": 2, "kind": "tool-call", "call_id": "c2", "tool": "run_tests", "args": {"browser": "firefox"}},
     {"id": "e6", "turn": 2, "kind": "tool-result", "call_id": "c2", "tool": "run_tests", "status": "ok", "result": {}},
 ]
-CHILD = """
+CHILD = f"""
 import json, sys
 from judge.cli import main
 sys.argv = ["judge", "grade", sys.argv[1], sys.argv[2], "--judge", "local", "-q", "--json", sys.argv[3]]
@@ -53,8 +53,8 @@ try:
     main()
 except SystemExit as done:
     code = done.code
-print(json.dumps({"code": code, "imported": [m for m in %r if m in sys.modules]}))
-""" % (HEAVY,)
+print(json.dumps({{"code": code, "imported": [m for m in {HEAVY!r} if m in sys.modules]}}))
+"""
 
 
 def _write(tmp_path: Path, scenario: dict, trace: list[dict]) -> tuple[Path, Path]:
@@ -107,8 +107,8 @@ def test_no_judge_is_needed_where_every_rule_ruled_binding_or_not(tmp_path):
     tool (no call of it), that key's rule sees nothing and the judge is needed."""
     from judge.checks import RuleSet
     from judge.grade.consult import judge_needed
-    from judge.grade.windows import RunAccumulator, close_paths, stream_windows
     from judge.grade.findings import window_keys
+    from judge.grade.windows import RunAccumulator, close_paths, stream_windows
     from judge.ledger import load_ledger
     from judge.trace import TraceReader
 

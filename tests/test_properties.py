@@ -92,7 +92,7 @@ def test_a_value_is_only_superseded_from_its_supersession_on(data, values):
         [{"key": "browser", "class": "fact", "value": values[0], "source_turn": 0,
           "persistence": "until-replaced"}],
         [{"turn": t, "op": "set", "key": "browser", "value": v, "source": "user"}
-         for t, v in zip(set_turns, values[1:])],
+         for t, v in zip(set_turns, values[1:], strict=False)],
         rules=[{"check": "superseded-value", "key": "browser", "tool": "run_tests", "arg": "browser"}])
     call_turn = data.draw(st.integers(0, set_turns[-1] + 2))
     carried = data.draw(st.sampled_from(values))
@@ -268,7 +268,7 @@ step = st.one_of(
 def build_trace(steps: list[tuple[int, tuple]]) -> list[dict]:
     out: list[dict] = []
     for n, (turn, (what, *args)) in enumerate(steps):
-        eid = lambda suffix="": f"e{n}{suffix}"  # noqa: E731
+        eid = lambda suffix="", n=n: f"e{n}{suffix}"  # noqa: E731
         if what == "write":
             out.append({"id": eid(), "turn": turn, "kind": "state-write", "key": args[0], "value": args[1]})
         elif what == "summary":
@@ -289,7 +289,7 @@ def build_trace(steps: list[tuple[int, tuple]]) -> list[dict]:
 def test_grading_ignores_non_mutating_events(turns, data):
     ledger = make_ledger(**CHECKOUT)
     steps = data.draw(st.lists(step, min_size=len(turns), max_size=len(turns)))
-    base = build_trace(list(zip(sorted(turns), steps)))
+    base = build_trace(list(zip(sorted(turns), steps, strict=False)))
     noisy = list(base)
     n_insert = data.draw(st.integers(1, 6))
     rng = random.Random(data.draw(st.integers(0, 2 ** 32)))

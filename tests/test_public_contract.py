@@ -146,7 +146,7 @@ def _attribute_docstrings(module: str) -> set[str]:
     """Module-level names assigned with a string right below them (what griffe reads as docstrings)."""
     tree = ast.parse(Path(importlib.import_module(module).__file__).read_text(encoding="utf-8"))
     found = set()
-    for node, after in zip(tree.body, tree.body[1:]):
+    for node, after in zip(tree.body, tree.body[1:], strict=False):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         documented = isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) \
             and isinstance(after.value.value, str)

@@ -56,7 +56,7 @@ def test_nothing_redacted_reaches_the_report():
 
 
 from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st
+from hypothesis import strategies as st  # noqa: E402
 
 from judge.trace.redact import line_needs_redaction, lines_needing_redaction, redact_event_dict  # noqa: E402
 
@@ -116,5 +116,5 @@ def test_the_chunked_precheck_flags_every_line_the_line_precheck_does(rows):
         lines.append(text)  # not a JSON object: the reader checks such a line alone
         lines.append(lines[-2] + "\n")  # as the file reader yields it
     flags = lines_needing_redaction(lines)
-    for line, flag in zip(lines, flags):
+    for line, flag in zip(lines, flags, strict=False):
         assert flag >= line_needs_redaction(line), line

@@ -18,8 +18,8 @@ from pydantic import ValidationError
 from judge.checks.kinds._pathlike import command_paths, looks_like_path, path_values
 from judge.grade import grade_trace
 from judge.model import Scenario
-from judge.trace.toolkit import toolkit_of
 from judge.model.tools import ToolSchema
+from judge.trace.toolkit import toolkit_of
 from tests.helpers import TraceBuilder, ledger_of
 
 KEY = {"key": "k", "class": "constraint", "value": "stay inside the toolkit", "source_turn": 1,

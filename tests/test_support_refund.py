@@ -29,7 +29,7 @@ def _findings(run) -> dict[str, tuple[str, str | None, str | None]]:
 @pytest.fixture(scope="module")
 def runs():
     report = grade_paths(FOLDER / "scenario.yaml", [FOLDER / f"{n}.jsonl" for n in ("clean", "drift", "over-limit")])
-    return dict(zip(("clean", "drift", "over-limit"), report.runs))
+    return dict(zip(("clean", "drift", "over-limit"), report.runs, strict=False))
 
 
 def test_the_drifting_run_fails_on_the_superseded_order_id_and_on_the_false_email_claim(runs):

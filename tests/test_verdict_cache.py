@@ -157,8 +157,8 @@ def test_threads_opening_a_new_cache_at_the_same_moment_all_write(tmp_path):
         results: list[bool] = []
 
         def write(t: int) -> None:
-            start.wait()
-            results.extend(cache.put(f"t{t}-{i}", {"i": i}) for i in range(5))
+            start.wait()  # noqa: B023 (the threads are joined within this iteration)
+            results.extend(cache.put(f"t{t}-{i}", {"i": i}) for i in range(5))  # noqa: B023 (the same)
 
         threads = [threading.Thread(target=write, args=(t,)) for t in range(8)]
         for thread in threads:

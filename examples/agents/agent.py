@@ -41,7 +41,6 @@ def _client() -> Any:
     if base:
         return OpenAI(base_url=base, api_key=os.environ.get("OPENAI_API_KEY") or "not-needed", max_retries=0)
     import httpx
-
     import stand_in
 
     profile = os.environ.get("AGENT_STAND_IN", "habits")

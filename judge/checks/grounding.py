@@ -11,7 +11,8 @@ or every one of its tokens was seen; which sources held it is kept for the findi
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from judge.text.amounts import canonical_readings, numbers_in
 from judge.text.dates import date_forms, dates_in, sayers, with_day_index

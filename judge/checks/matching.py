@@ -4,7 +4,8 @@ carries a (superseded) value. Shared by every check; nothing here knows a rule."
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from judge.model.patterns import glob_matcher
 
@@ -35,7 +36,7 @@ def matches(expected: Any, actual: Any) -> bool:
         return glob(expected, actual)
     if isinstance(expected, str) and isinstance(actual, str):
         return expected.casefold() == actual.casefold()
-    return expected == actual
+    return bool(expected == actual)
 
 
 def norm(value: Any) -> str:
@@ -92,15 +93,15 @@ class Carrier:
                 for norm_old, word, search in olds:
                     if norm_old in folded and norm(leaf) == norm_old:
                         return True
-                    if word is not None and word in folded and search(folded):
+                    if word is not None and search is not None and word in folded and search(folded):
                         return True
             else:
                 normed = norm(leaf)
-                folded = leaf.casefold() if isinstance(leaf, str) else None
-                for norm_old, word, search in olds:
+                other = leaf.casefold() if isinstance(leaf, str) else None
+                for norm_old, _word, search in olds:
                     if normed == norm_old:
                         return True
-                    if search is not None and folded is not None and search(folded):
+                    if search is not None and other is not None and search(other):
                         return True
         return False
 

@@ -27,8 +27,9 @@ not get to answer the failure. None when nothing was counted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from judge.checks.matching import tool_is
 

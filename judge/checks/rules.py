@@ -8,8 +8,9 @@ is its spec (judge.checks.spec; the kinds are judge.checks.kinds and plug-ins); 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from msgspec import Struct
 
@@ -78,7 +79,7 @@ class RuleSet:
         self.given_toolkit = toolkit
         self.toolkit = toolkit  # --tools, else the run header's `tools` (read_header); None: unknown
         self.header_session: tuple[str, int, int | None] | None = None  # (id, first turn, next session's)
-        self.outside_session: list = []  # [events outside the header's session, first such event id]
+        self.outside_session: list[Any] = []  # [events outside the header's session, first such event id]
         self.rules = list(ledger.scenario.rules)
         self.ids = rule_ids(self.rules)
         self.state = RunState()
@@ -86,13 +87,13 @@ class RuleSet:
         self.specs: list[RuleSpec[Any]] = [registered[rule.check] for rule in self.rules]
         # Each rule's own memory of the run (typed by its kind: judge.checks.kinds), by position.
         self.states: list[Any] = [spec.new_state(rule) if spec.new_state else None
-                                  for spec, rule in zip(self.specs, self.rules)]
+                                  for spec, rule in zip(self.specs, self.rules, strict=False)]
         self._index = {rid: i for i, rid in enumerate(self.ids)}
         self.by_key: dict[str, list[tuple[str, Rule]]] = {}
         self.by_kind: dict[str, list[tuple[str, Rule]]] = {}
         self._remembering: dict[str, list[Entry]] = {}
         self._raw: list[tuple[Any, Any, Any]] = []  # (rule, its raw scan, its state)
-        for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states):
+        for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states, strict=False):
             self.by_key.setdefault(rule.key, []).append((rid, rule))
             for kind in (spec.reads & frozenset(spec.reads_of(rule))) if spec.reads_of else spec.reads:
                 self.by_kind.setdefault(kind, []).append((rid, rule))
@@ -114,19 +115,20 @@ class RuleSet:
         self._active: dict[str, list[Entry]] = {}
         self._for_tool: dict[str, list[Entry]] = {}
         self._for_key: dict[str, list[Entry]] = {}
-        self._superseded: dict[str, list] = {}
+        self._superseded: dict[str, list[Any]] = {}
         self._current: dict[str, Any] = {}
         self._carriers: dict[int, tuple[Any, Carrier]] = {}
         # Per kind: the rules whose key is not stated yet, or whose session ended, each with where
         # it counts the events it would have checked (`unchecked`, `after_session`).
-        self._skipping: dict[str, list[tuple[str, Rule, dict[str, list]]]] = {}
-        self.unchecked: dict[str, list] = {}  # rule id -> [events it skipped, first such event id]
-        self.after_session: dict[str, list] = {}  # rule id -> [events after its key's session, first id]
+        self._skipping: dict[str, list[tuple[str, Rule, dict[str, list[Any]]]]] = {}
+        self.unchecked: dict[str, list[Any]] = {}  # rule id -> [events it skipped, first such event id]
+        self.after_session: dict[str, list[Any]] = {}  # rule id -> [events after its key's session, first id]
         self._own_calls = True
         # Recovery: the run's retry chains (recovery coherence) and the user messages that restate a
         # violated key (a recovered key's report), fed every event with its hits.
         self.progress = RunProgress([(rid, getattr(rule, "tool", None)) for rid, rule, spec
-                                     in zip(self.ids, self.rules, self.specs) if spec.family == "recovery"])
+                                     in zip(self.ids, self.rules, self.specs, strict=False)
+                                     if spec.family == "recovery"])
         self.restatements = Restatements(ledger, set(self.by_key))
 
     def state_of(self, rule_id: str) -> Any:
@@ -194,7 +196,7 @@ class RuleSet:
         i = self._index[rid]
         return rid, rule, self.specs[i].check_event, self.states[i]
 
-    def superseded_at(self, key: str, turn: int) -> list:
+    def superseded_at(self, key: str, turn: int) -> list[Any]:
         """`ledger.history(key).superseded_at(turn)`, worked out once per segment of turns."""
         if turn != self._turn:
             self._at_turn(turn)
@@ -276,7 +278,7 @@ class RuleSet:
         return hits
 
     @staticmethod
-    def _note(event: Any, rules: list[tuple[str, Rule, dict[str, list]]]) -> None:
+    def _note(event: Any, rules: list[tuple[str, Rule, dict[str, list[Any]]]]) -> None:
         """Count the events a rule would have checked had its key been active (stated already, or
         its session not ended)."""
         for rid, rule, into in rules:
@@ -297,7 +299,7 @@ class RuleSet:
         """One line per rule that skipped events because they came before its key's source turn or
         after its key's session ended, and one when events fall outside the session the run header
         names (what each rule could not judge itself is `rule_notes`)."""
-        by_id = dict(zip(self.ids, self.rules))
+        by_id = dict(zip(self.ids, self.rules, strict=False))
         history = self.ledger.history
         lines = [f"rule {rid} guards {by_id[rid].key!r} from turn {history(by_id[rid].key).introduced}: "
                  f"{count} earlier event(s) it applies to were not checked (first {first})"
@@ -317,7 +319,8 @@ class RuleSet:
 
     def rule_notes(self) -> list[str]:
         """The run's warnings of each rule's own notes (its spec's `notes`, read from its state)."""
-        return [f"rule {rid}: {line}" for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states)
+        return [f"rule {rid}: {line}"
+                for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states, strict=False)
                 if spec.notes is not None for line in spec.notes(rule, state)]
 
     def _remember(self, event: Any, kind: str) -> None:

@@ -16,8 +16,9 @@ matches when `by_tool` (and, for state-writes, only for writes of its key when `
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from judge.model.rules import RuleBase
 
@@ -47,7 +48,7 @@ class RuleContext(Protocol):
     state: Any  # judge.checks.rules.RunState: calls, last tool called, last status per tool
     toolkit: Toolkit | None  # the tools the agent was given (--tools, else the run header's); None: unknown
 
-    def superseded_at(self, key: str, turn: int) -> list: ...
+    def superseded_at(self, key: str, turn: int) -> list[Any]: ...
 
     def value_at(self, key: str, turn: int) -> Any: ...
 
@@ -157,4 +158,5 @@ class RuleSpec(Generic[R]):
         """The kind's `check` tag (the model's Literal)."""
         from typing import get_args
 
-        return get_args(self.model.model_fields["check"].annotation)[0]
+        tag: str = get_args(self.model.model_fields["check"].annotation)[0]
+        return tag

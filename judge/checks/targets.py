@@ -15,7 +15,7 @@ argument paths (bounded per tool).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,8 +139,12 @@ def _target_problem(target: Target, known: Known, where: str) -> str | None:
     return f"argument {target.name!r} matches no argument of {of} in {where} ({_nearest(target.name, names)})"
 
 
+Warn = Callable[[str, tuple[Any, ...]], None]
+"""Adds one lint warning: (message, the location of the rule field it is about)."""
+
+
 def lint_targets(ledger: ExpectedLedger, traces: Iterable[str | Path] = (), toolkit: Toolkit | None = None,
-                 lines: dict | None = None) -> list[LintIssue]:
+                 lines: dict[tuple[Any, ...], int] | None = None) -> list[LintIssue]:
     """Warnings for the rules whose tool or argument the traces and the toolkit do not know (with
     the nearest name), for rules that need a toolkit none declares, and for traces outside the
     session their header names."""
@@ -149,7 +153,7 @@ def lint_targets(ledger: ExpectedLedger, traces: Iterable[str | Path] = (), tool
     known = collect(traces, ledger.expected_scenario, toolkit) if traces or toolkit is not None else None
     issues: list[LintIssue] = []
 
-    def warn(message: str, loc: tuple) -> None:
+    def warn(message: str, loc: tuple[Any, ...]) -> None:
         issues.append(LintIssue("warning", message, dotted(loc), line_of(lines, loc)))
 
     registered = specs()
@@ -171,7 +175,7 @@ def lint_targets(ledger: ExpectedLedger, traces: Iterable[str | Path] = (), tool
     return issues
 
 
-def _toolkit_warning(traces: list, known: Known | None, warn, loc: tuple) -> None:
+def _toolkit_warning(traces: list[Any], known: Known | None, warn: Warn, loc: tuple[Any, ...]) -> None:
     if not traces:
         warn("this rule lists no `tools`, so it judges only with `--tools FILE` or a trace whose run header "
              "declares `tools`; without either, its key stays not-exercised", loc)
@@ -182,7 +186,7 @@ def _toolkit_warning(traces: list, known: Known | None, warn, loc: tuple) -> Non
              "(their key stays not-exercised)", loc)
 
 
-def _session_warnings(ledger: ExpectedLedger, known: Known, warn) -> None:
+def _session_warnings(ledger: ExpectedLedger, known: Known, warn: Warn) -> None:
     sessions = sorted(ledger.scenario.sessions, key=lambda s: s.first_turn)
     if not sessions:
         return

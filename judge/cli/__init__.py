@@ -6,7 +6,23 @@ from __future__ import annotations
 
 import typer
 
-from judge.cli import calibration, config, corpus, draft, drive, grade, imports, init, kinds, prompts, runs, serve, suite, summary, view
+from judge.cli import (
+    calibration,
+    config,
+    corpus,
+    draft,
+    drive,
+    grade,
+    imports,
+    init,
+    kinds,
+    prompts,
+    runs,
+    serve,
+    suite,
+    summary,
+    view,
+)
 from judge.cli.common import error_line, guard_commands, set_debug, user_errors
 from judge.cli.help import apply_conventions
 

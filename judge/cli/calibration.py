@@ -8,7 +8,7 @@ The calibration package is imported inside the commands so that `judge --help` s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -21,7 +21,7 @@ from judge.errors import UsageError
 from judge.render import style
 
 LabelsOption = Annotated[Path, typer.Option("--labels", help="Label JSONL file, or a folder of them.")]
-JsonOption = Annotated[Optional[Path], typer.Option("--json", help="Also write the result as JSON here.")]
+JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON here.")]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
 NBootOption = Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples.")]
 PositiveOption = Annotated[str, typer.Option("--positive", help="The class TPR/TNR are about.")]
@@ -67,24 +67,24 @@ def _table(title: str, rows: list[tuple[str, str, str]]) -> Table:
 
 @user_errors
 def calibrate_command(
-    labels: Annotated[Optional[Path], typer.Option(
+    labels: Annotated[Path | None, typer.Option(
         "--labels", help="Label JSONL file, or a folder of them (default: labels/ beside pyproject.toml).")] = None,
-    verdicts: Annotated[Optional[Path], typer.Option(
+    verdicts: Annotated[Path | None, typer.Option(
         "--verdicts", help="A verdict JSONL file of any judge (instead of --judge).")] = None,
-    judge: Annotated[Optional[str], typer.Option(
+    judge: Annotated[str | None, typer.Option(
         "--judge", help="Run this configured judge over the labelled ledger cases (through the cache).")] = None,
-    out: Annotated[Optional[Path], typer.Option(
+    out: Annotated[Path | None, typer.Option(
         "--out", help="Folder for NAME.json and NAME.png (default: calibration/records beside the project's "
         "pyproject.toml, created if missing; never the installed package).")] = None,
-    name: Annotated[Optional[str], typer.Option(
+    name: Annotated[str | None, typer.Option(
         "--name", help="Record name (default: the judge's name).")] = None,
     check: Annotated[bool, typer.Option(
         "--check", help="Exit 1 when the judge's current fingerprint or the label set (the project's "
         "labels/, or --labels) has no matching record (stale), naming what changed.")] = False,
-    config: Annotated[Optional[Path], typer.Option("--config", help="TOML holding [tool.judge].")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="TOML holding [tool.judge].")] = None,
     scenarios: Annotated[list[Path], typer.Option(
-        "--scenarios", help="Folders to look for scenario files in (besides each trace's folder).")] = [],
-    verdicts_out: Annotated[Optional[Path], typer.Option(
+        "--scenarios", help="Folders to look for scenario files in (besides each trace's folder).")] = [],  # noqa: B006 (typer's default; never mutated)
+    verdicts_out: Annotated[Path | None, typer.Option(
         "--verdicts-out", help="With --judge: also keep the verdicts it produced (JSONL).")] = None,
     target_precision: Annotated[float, typer.Option(
         "--target-precision", help="Precision the review threshold aims at: verdicts whose calibrated "

@@ -10,8 +10,8 @@ import enum
 import functools
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
 
 import typer
 from rich.console import Console
@@ -22,7 +22,7 @@ from judge.errors import JudgeInputError
 err = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
 
 
-class OnJudgeError(str, enum.Enum):
+class OnJudgeError(str, enum.Enum):  # noqa: UP042 (StrEnum would change how members format)
     """`--on-judge-error`: what a key only a judge could decide does to its run when the judge gave
     no verdict (`[tool.judge].on_judge_error`)."""
 
@@ -139,7 +139,7 @@ def user_errors(fn):
                 raise typer.Exit(EXIT_INPUT) from None
             raise typer.Exit(internal_error(exc, fn.__name__.removesuffix("_command").removesuffix("_cmd")
                                             .replace("_", "-"))) from None
-    wrapper._judge_guarded = True  # type: ignore[attr-defined]
+    wrapper._judge_guarded = True
     return wrapper
 
 
@@ -158,7 +158,7 @@ def guard_commands(app: typer.Typer) -> None:
 READ_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 
 
-def refuse_overwriting_inputs(outputs: Iterable[Optional[Path]], inputs: Iterable[Optional[Path]]) -> None:
+def refuse_overwriting_inputs(outputs: Iterable[Path | None], inputs: Iterable[Path | None]) -> None:
     """Nothing the user gave is overwritten: an output that is an input, by path or by inode (a
     hard link, a symlink), or an existing data file inside an input folder, is a usage error."""
     from judge.model.limits import same_file
@@ -174,7 +174,7 @@ def refuse_overwriting_inputs(outputs: Iterable[Optional[Path]], inputs: Iterabl
                 raise JudgeInputError("refusing to write over an input file", file=str(path))
 
 
-def write_output(path: Path, text: str | bytes, inputs: Iterable[Optional[Path]] = ()) -> None:
+def write_output(path: Path, text: str | bytes, inputs: Iterable[Path | None] = ()) -> None:
     """Write a report (creating its folder), never over an input file, atomically (a temporary file
     in the same folder, renamed into place: a kill or a full disk leaves the previous file whole)."""
     from judge.model.atomic import write_atomic
@@ -186,7 +186,7 @@ def write_output(path: Path, text: str | bytes, inputs: Iterable[Optional[Path]]
         raise JudgeInputError(f"cannot write: {exc.strerror}", file=str(path)) from None
 
 
-def distinct_outputs(outputs: dict[str, Optional[Path]]) -> None:
+def distinct_outputs(outputs: dict[str, Path | None]) -> None:
     """Two output options naming one file (`--json r.out --html r.out`: one would silently replace
     the other) are a usage error naming both options."""
     from judge.errors import UsageError

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -20,7 +19,7 @@ CONFIG_HELP = "A TOML file holding a [tool.judge] table (default: $JUDGE_CONFIG,
 
 @user_errors
 def show_cmd(
-    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP),
+    config: Path | None = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (a list of key, value, source) instead of a table."),
 ) -> None:
     """Print every setting in effect with where it comes from (a file, an environment variable, a
@@ -36,7 +35,7 @@ def show_cmd(
 
 
 @user_errors
-def check_cmd(config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP)) -> None:
+def check_cmd(config: Path | None = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP)) -> None:
     """Build every configured judge as `judge grade` would, calling no model: the table is valid, the
     prompt matches its lock, the API key's variable is set; show each calibration record's status.
     Exit 0: every judge can grade; 2: one cannot."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -18,22 +17,22 @@ from judge.errors import UsageError
 
 @user_errors
 def draft_cmd(
-    traces: Optional[list[Path]] = typer.Argument(None, help="JSONL traces of runs of one scenario: the first gives "
+    traces: list[Path] | None = typer.Argument(None, help="JSONL traces of runs of one scenario: the first gives "
                                                   "what the user said and what tools returned; all of them give the "
                                                   "tools (with --policy-doc: only the tools)."),
     out: Path = typer.Option(..., "-o", "--out", help="Where to write the drafted scenario (YAML); `-` prints it."),
-    scenario_id: Optional[str] = typer.Option(None, "--id", help="The scenario id (default: `<scenario>-draft`, "
+    scenario_id: str | None = typer.Option(None, "--id", help="The scenario id (default: `<scenario>-draft`, "
                                               "the one the first trace's run header names with `-draft`, so a "
                                               "draft never takes a reviewed scenario's id; it grades that "
                                               "scenario's traces)."),
-    tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the agent's "
+    tools: Path | None = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the agent's "
                                          "tools, so a forbidden action can name a tool no trace called."),
-    judge: Optional[str] = typer.Option(None, "--judge", help="An llm judge of [tool.judge.judges]: its model "
+    judge: str | None = typer.Option(None, "--judge", help="An llm judge of [tool.judge.judges]: its model "
                                         "proposes entries, deltas and rules too (prompt ledger-draft@1), merged "
                                         "with the offline draft and marked [model]. Default: offline only."),
-    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] table."),
+    config: Path | None = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] table."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it exists."),
-    policy_doc: Optional[Path] = typer.Option(None, "--policy-doc", help="A written policy (Markdown or text, such as "
+    policy_doc: Path | None = typer.Option(None, "--policy-doc", help="A written policy (Markdown or text, such as "
                                               "an agent's system prompt): draft a policy from it, every rule citing "
                                               "its sentence (entries from turn 0, no checkpoints); TRACEs and --tools "
                                               "give the tools."),

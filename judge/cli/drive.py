@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -22,7 +21,7 @@ PAIR_EXIT = {"state-sensitive": 0, "not-state-sensitive": 1, "same-actions": 3, 
 INTERRUPTED = 130
 
 
-def _folder(out: Optional[Path], scenario: Path) -> Path:
+def _folder(out: Path | None, scenario: Path) -> Path:
     if out is not None:
         return out
     return Path(".judge") / "drive" / f"{scenario.stem if scenario.stem != 'scenario' else scenario.parent.name}-" \
@@ -36,21 +35,24 @@ def run_command(
                               "its action as JSON on stdout, as for `judge continue`), a Python entry point "
                               "`module:function` or `path/file.py:function`, or an OpenAI-compatible endpoint "
                               "`http://HOST/v1` (with --model)."),
-    stress: Optional[list[str]] = typer.Option(None, "--stress", metavar="STRESS", help="A stressor to run, "
+    stress: list[str] | None = typer.Option(None, "--stress", metavar="STRESS", help="A stressor to run, "
                                                "KIND[:ARG] (repeatable; `+` combines): distance:N, distraction, "
-                                               "correction:KEY=VALUE, tool-contradiction:TOOL, compaction:TURN[=script], "
-                                               "failed-action:TOOL[=timeout|error|partial], handoff:TURN[=script]; `all`: the "
+                                               "correction:KEY=VALUE, tool-contradiction:TOOL, "
+                                               "compaction:TURN[=script], "
+                                               "failed-action:TOOL[=timeout|error|partial], handoff:TURN[=script]; "
+                                               "`all`: the "
                                                "control and every stressor the scenario supports. Default: the "
                                                "control alone."),
     repeat: int = typer.Option(1, "--repeat", "-n", min=1, max=1000, help="Runs of each variant."),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="A new or empty folder for the traces, grades and "
+    out: Path | None = typer.Option(None, "-o", "--out", help="A new or empty folder for the traces, grades and "
                                        "reports (default: .judge/drive/NAME-TIME)."),
     pair: bool = typer.Option(False, "--pair", help="Drive both halves of the scenario's `pair` and report whether "
                               "the agent behaved state-sensitively."),
-    model: Optional[str] = typer.Option(None, "--model", metavar="NAME", help="The model an endpoint agent serves."),
-    agent_name: Optional[str] = typer.Option(None, "--agent-name", metavar="NAME", help="The agent's name in the run headers "
+    model: str | None = typer.Option(None, "--model", metavar="NAME", help="The model an endpoint agent serves."),
+    agent_name: str | None = typer.Option(None, "--agent-name", metavar="NAME",
+                                          help="The agent's name in the run headers "
                                              "(default: from --agent)."),
-    handoff_agent: Optional[str] = typer.Option(None, "--handoff-agent", metavar="COMMAND", help="Who takes over "
+    handoff_agent: str | None = typer.Option(None, "--handoff-agent", metavar="COMMAND", help="Who takes over "
                                                 "at a handoff (as --agent; default: the same agent, fresh context)."),
     seed: int = typer.Option(0, "--seed", help="Seed of run 1 (run N gets seed + N - 1): JUDGE_RUN_SEED, an "
                              "endpoint's `seed`."),
@@ -58,18 +60,18 @@ def run_command(
                                   "without an answer to the user."),
     deadline: float = typer.Option(300.0, "--deadline", min=0.1, help="Seconds of wall clock per run."),
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds per agent step."),
-    tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools the "
+    tools: Path | None = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools the "
                                          "agent is given (default: the script's toolkit)."),
-    fixtures: Optional[Path] = typer.Option(None, "--fixtures", help="Answer the tools from this fixtures file "
+    fixtures: Path | None = typer.Option(None, "--fixtures", help="Answer the tools from this fixtures file "
                                             "(`--record` writes one) instead of the script's fixtures."),
     record: bool = typer.Option(False, "--record", help="Write what the run's tools returned to OUT/fixtures.yaml "
                                 "(replay it with --fixtures); the agent is told JUDGE_RUN_MODE=record."),
-    judge: Optional[str] = typer.Option(None, "--judge", help="As for `judge grade`: `none` (deterministic "
+    judge: str | None = typer.Option(None, "--judge", help="As for `judge grade`: `none` (deterministic "
                                         "checks only) or a judge name; default: [tool.judge].default."),
-    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] table."),
+    config: Path | None = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] table."),
     floor: float = typer.Option(1.0, "--floor", min=0.0, max=1.0, help="As for `judge grade`."),
-    junit: Optional[Path] = typer.Option(None, "--junit", help="Write the suite report as JUnit XML here."),
-    md: Optional[Path] = typer.Option(None, "--md", help="Write the suite report as Markdown here."),
+    junit: Path | None = typer.Option(None, "--junit", help="Write the suite report as JUnit XML here."),
+    md: Path | None = typer.Option(None, "--md", help="Write the suite report as Markdown here."),
     allow_draft: bool = typer.Option(False, "--allow-draft", help="Drive a scenario still marked `draft: true`."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; exit code only."),
 ) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.text import Text
@@ -19,14 +18,13 @@ from judge.cli.common import (
     write_output,
 )
 
-
 POLICY_HELP = ("A policy instead of a scenario: a bundled name (`agent-safety`), the name of a policy in the "
                "project's policies/ folder, or a policy file. Every TRACE is graded against it, whatever "
                "scenario its header names (or none).")
 
 
-def split_files(scenario: Path, traces: Optional[list[Path]], policy: Optional[str]
-                ) -> tuple[Optional[Path], list[Path]]:
+def split_files(scenario: Path, traces: list[Path] | None, policy: str | None
+                ) -> tuple[Path | None, list[Path]]:
     """(the scenario, the traces) of `judge grade`'s files: with --policy every file is a trace."""
     from judge.errors import UsageError
 
@@ -42,24 +40,24 @@ def split_files(scenario: Path, traces: Optional[list[Path]], policy: Optional[s
 def grade(
     scenario: Path = typer.Argument(..., help="Scenario file (YAML or JSON): the reviewed ledger. With --policy, "
                                     "the first trace: every file is then a trace."),
-    traces: Optional[list[Path]] = typer.Argument(None, help="One or more JSONL traces of runs of that scenario."),
-    policy: Optional[str] = typer.Option(None, "--policy", help=POLICY_HELP),
-    judge: Optional[str] = typer.Option(None, "--judge", help="Judge for semantic keys: `none` "
+    traces: list[Path] | None = typer.Argument(None, help="One or more JSONL traces of runs of that scenario."),
+    policy: str | None = typer.Option(None, "--policy", help=POLICY_HELP),
+    judge: str | None = typer.Option(None, "--judge", help="Judge for semantic keys: `none` "
                                         "(deterministic checks only) or a judge name from "
                                         "[tool.judge.judges]; default: [tool.judge].default, else the "
                                         "embedded offline judge `local`."),
-    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] "
+    config: Path | None = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] "
                                           "table (default: $JUDGE_CONFIG, else the nearest pyproject.toml)."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
-    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
-    md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report here (for a PR)."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML page of the runs "
+    json_path: Path | None = typer.Option(None, "--json", help="Write the JSON report here."),
+    junit: Path | None = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    md: Path | None = typer.Option(None, "--md", help="Write a Markdown report here (for a PR)."),
+    html: Path | None = typer.Option(None, "--html", help="Write a self-contained HTML page of the runs "
                                         "here: outcome, veto, first divergence, findings pinned to the trace."),
     floor: float = typer.Option(1.0, "--floor", min=0.0, max=1.0, help="Below 1.0, runs whose only "
                                 "violations are non-safety ones pass while their quality score is >= floor."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report and no progress on stderr; "
                                "exit code only."),
-    on_judge_error: Optional[OnJudgeError] = typer.Option(
+    on_judge_error: OnJudgeError | None = typer.Option(
         None, "--on-judge-error", case_sensitive=False, help="`inconclusive` (default: a key only a judge "
         "could decide that got no verdict makes the run inconclusive, exit 3) or `ignore`; default: "
         "[tool.judge].on_judge_error."),
@@ -67,14 +65,14 @@ def grade(
                                      "(one `judge draft` proposed and no one has reviewed)."),
     no_log: bool = typer.Option(False, "--no-log", help="Do not keep this grade in the run log (.judge/runs/, "
                                 "[tool.judge] log_dir; `judge runs list`)."),
-    tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON: a list, or "
+    tools: Path | None = typer.Option(None, "--tools", help="OpenAI function schemas (JSON: a list, or "
                                          "{\"tools\": [...]}) of the tools the agent was given, e.g. `--tools "
                                          "docs/toolkit/tools.json`: the toolkit of `allowed-tools` rules for every "
                                          "run (default: each trace header's `tools`)."),
-    engine: Optional[str] = typer.Option(None, "--engine", help="A corpus only: `local` (default: --jobs worker "
+    engine: str | None = typer.Option(None, "--engine", help="A corpus only: `local` (default: --jobs worker "
                                          "processes here) or `ray[:ADDRESS]`, the tasks of a Ray cluster "
                                          "(docs/cluster.md); the report is the same."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="A corpus only: worker processes "
+    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, help="A corpus only: worker processes "
                                        "(default: one per core)."),
     sample: int = typer.Option(20, "--sample", min=0, help="A corpus only: how many failing runs the report "
                                "shows (drawn uniformly with --seed)."),
@@ -91,7 +89,7 @@ def grade(
     from judge.cli.progress import Activity
     from judge.render import report as render
 
-    scenario, traces = split_files(scenario, traces, policy)
+    scenario, traces = split_files(scenario, traces, policy)  # type: ignore[assignment]  # with --policy: None
     if policy is not None:
         from judge.suite.corpus import is_corpus
 
@@ -137,17 +135,17 @@ def grade(
 
 
 @user_errors
-def lint_cmd(scenario: Optional[Path] = typer.Argument(None, help="Scenario file to check (with --policy: a trace, "
+def lint_cmd(scenario: Path | None = typer.Argument(None, help="Scenario file to check (with --policy: a trace, "
                                                       "if any)."),
-             traces: Optional[list[Path]] = typer.Argument(None, help="Traces of the scenario (optional): also "
+             traces: list[Path] | None = typer.Argument(None, help="Traces of the scenario (optional): also "
                                                            "warn for each rule whose tool or argument no trace "
                                                            "calls (with the nearest name), and when a confirm "
                                                            "phrase of an `authorised` rule sits in the user message "
                                                            "that states its key."),
-             policy: Optional[str] = typer.Option(None, "--policy", help="Check a policy instead of a scenario: a "
+             policy: str | None = typer.Option(None, "--policy", help="Check a policy instead of a scenario: a "
                                                   "bundled name (`agent-safety`), a project policy's name or a "
                                                   "policy file."),
-             tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools "
+             tools: Path | None = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools "
                                                   "the agent was given, e.g. `--tools docs/toolkit/tools.json`: also "
                                                   "warn for each rule whose tool or argument they do not declare "
                                                   "(with the nearest name).")
@@ -159,9 +157,7 @@ def lint_cmd(scenario: Optional[Path] = typer.Argument(None, help="Scenario file
     the message that states a guarded key; on a draft (`draft: true`), list what its reviewer should check."""
     from judge.api import lint_file
     from judge.draft import review_notes
-    from judge.errors import FixtureError
-
-    from judge.errors import UsageError
+    from judge.errors import FixtureError, UsageError
     from judge.ledger import resolve_policy
 
     out = console()
@@ -187,7 +183,7 @@ def lint_cmd(scenario: Optional[Path] = typer.Argument(None, help="Scenario file
 @user_errors
 def ledger(
     scenario: Path = typer.Argument(..., help="Scenario file."),
-    turn: Optional[int] = typer.Option(None, "--turn", min=0, help="Show only the ledger after this turn."),
+    turn: int | None = typer.Option(None, "--turn", min=0, help="Show only the ledger after this turn."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Print the expected ledger after each turn that changes it, with that turn's delta."""
@@ -202,10 +198,10 @@ def ledger(
 
 
 @user_errors
-def schema(name: Optional[str] = typer.Argument(None, help="Format name; omit to list them.")) -> None:
+def schema(name: str | None = typer.Argument(None, help="Format name; omit to list them.")) -> None:
     """Print the JSON Schema of a file format (scenario, event, run-header, grade-report, ...)."""
     from judge.api import format_schemas
-    from judge.model.schemas import json_schema
+    from judge.model import json_schema
 
     formats = format_schemas()
     if name is None:

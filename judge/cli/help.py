@@ -27,7 +27,8 @@ EXAMPLES: dict[str, list[str]] = {
     "grade": ["judge grade docs/tour/scenario.yaml docs/tour/drift.jsonl --judge none --html run.html",
               "judge grade docs/toolkit/scenario.yaml docs/toolkit/drift.jsonl --tools docs/toolkit/tools.json "
               "--judge none",
-              "judge grade --policy agent-safety docs/toolkit/drift.jsonl --tools docs/toolkit/tools.json --judge none",
+              "judge grade --policy agent-safety docs/toolkit/drift.jsonl --tools docs/toolkit/tools.json "
+              "--judge none",
               "judge grade --policy agent-safety examples/suite/runs/ --judge none --json corpus.json"],
     "corpus diff": ["judge corpus diff last-week.json this-week.json --json diff.json"],
     "lint": ["judge lint examples/travel-booking/scenario.yaml examples/travel-booking/drift.jsonl",

@@ -7,7 +7,6 @@ line on stderr and exit 2.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -48,12 +47,12 @@ def _command(spec):
               inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, annotation=Path,
                                 default=typer.Option(..., "-o", "--out", help=spec.out_help))]
     for option in spec.options:
-        kind = Optional[option.type] if option.default is None and option.type is not bool else option.type
+        kind = option.type | None if option.default is None and option.type is not bool else option.type
         params.append(inspect.Parameter(option.param, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
                                         default=typer.Option(option.default, *option.flags, help=option.help)))
     params.append(inspect.Parameter("json_out", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
                                     default=typer.Option(False, "--json", help="Print the summary as JSON.")))
-    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__signature__ = inspect.Signature(params)
     command.__annotations__ = {p.name: p.annotation for p in params}
     command.__doc__ = spec.help
     command.__name__ = f"import_{spec.name.replace('-', '_')}"

@@ -28,7 +28,7 @@ class Activity:
         self._pid = os.getpid()
         self._stop_observing = None
 
-    def __enter__(self) -> "Activity":
+    def __enter__(self) -> Activity:
         if self.enabled:
             from judge.text.minilm import observe_loading
 

@@ -6,7 +6,6 @@ Exit codes: 0 fine; 1 `check` (or `lock`) found a problem; 2 bad input (one line
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -65,14 +64,16 @@ def _report(report: registry.CheckReport) -> None:
 
 
 @user_errors
-def check_cmd(folder: Optional[Path] = typer.Option(None, "--dir", help="prompts folder (default: yours, else built-in)")) -> None:
+def check_cmd(folder: Path | None = typer.Option(None, "--dir",
+                                                help="prompts folder (default: yours, else built-in)")) -> None:
     """Fail (exit 1) when a locked prompt changed, a version is not locked or a lock entry has no file."""
     report = registry.check(folder)
     _report(report)
 
 
 @user_errors
-def lock_cmd(folder: Optional[Path] = typer.Option(None, "--dir", help="prompts folder (default: yours, else built-in)")) -> None:
+def lock_cmd(folder: Path | None = typer.Option(None, "--dir",
+                                               help="prompts folder (default: yours, else built-in)")) -> None:
     """Pin the hash of every new prompt version. A changed locked version is never re-pinned."""
     report = registry.lock(folder)
     _report(report)

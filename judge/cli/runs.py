@@ -8,7 +8,6 @@ Exit codes: `list` 0; `diff` 1 when B regressed from A (a key newly fails, or an
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.text import Text
@@ -20,13 +19,13 @@ LOG_DIR_HELP = ("The run log folder (default: $JUDGE_LOG_DIR, else [tool.judge] 
 CONFIG_HELP = "A TOML file holding a [tool.judge] table (default: $JUDGE_CONFIG, else the nearest pyproject.toml)."
 
 
-def _folder(directory: Optional[Path], config: Optional[Path]) -> Path:
+def _folder(directory: Path | None, config: Path | None) -> Path:
     from judge.config import run_log_dir
 
     return directory if directory is not None else run_log_dir(config_file=config)[0]
 
 
-def log_run(report, config: Optional[Path], *, quiet: bool = False) -> Optional[Path]:
+def log_run(report, config: Path | None, *, quiet: bool = False) -> Path | None:
     """Add a grade report to the run log. A log that cannot be written is a warning on stderr
     (unless `quiet`), never a failure of the grade."""
     from judge.errors import JudgeInputError
@@ -44,9 +43,9 @@ def log_run(report, config: Optional[Path], *, quiet: bool = False) -> Optional[
 
 @user_errors
 def list_cmd(
-    directory: Optional[Path] = typer.Option(None, "--dir", metavar="DIR", help=LOG_DIR_HELP),
-    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP),
-    limit: Optional[int] = typer.Option(20, "--limit", "-n", min=1, metavar="N", help="Show the N newest runs."),
+    directory: Path | None = typer.Option(None, "--dir", metavar="DIR", help=LOG_DIR_HELP),
+    config: Path | None = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP),
+    limit: int | None = typer.Option(20, "--limit", "-n", min=1, metavar="N", help="Show the N newest runs."),
 ) -> None:
     """List the logged grades, newest first: when, id, outcome, quality, judge, scenario(s)."""
     from judge.grade.history import list_runs
@@ -61,8 +60,8 @@ def diff_cmd(
     a: str = typer.Argument(..., metavar="A", help="The earlier grade: a report file, a run id or id prefix "
                             "from `judge runs list`, `latest` or `previous`."),
     b: str = typer.Argument("latest", metavar="B", help="The later grade, named as A (default: latest)."),
-    directory: Optional[Path] = typer.Option(None, "--dir", metavar="DIR", help=LOG_DIR_HELP),
-    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP),
+    directory: Path | None = typer.Option(None, "--dir", metavar="DIR", help=LOG_DIR_HELP),
+    config: Path | None = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP),
 ) -> None:
     """Compare two grades, scenario by scenario: the keys that newly fail (key, event, rule), the
     keys fixed, and how quality and outcome changed. Exit 1 on a regression (a key newly fails or

@@ -13,7 +13,6 @@ import ipaddress
 import os
 import socket
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -65,16 +64,16 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind. Beyond loopback, "
                              f"{TOKEN_ENV} must be set."),
     port: int = typer.Option(8321, "--port", min=0, max=65535, help="Port to bind."),
-    reports: Optional[Path] = typer.Option(None, "--reports", help="Folder of `judge grade --json` "
+    reports: Path | None = typer.Option(None, "--reports", help="Folder of `judge grade --json` "
                                            "reports: the review page's queue."),
-    labels: Optional[Path] = typer.Option(None, "--labels", help="Labels JSONL the review page "
+    labels: Path | None = typer.Option(None, "--labels", help="Labels JSONL the review page "
                                           "appends answers to (never rewritten)."),
     scenarios: list[Path] = typer.Option([], "--scenarios", help="Folder of scenario files, for the "
                                          "ledger entries of the review page (repeatable; the trace's "
                                          "folder and its parent are searched too)."),
-    annotator: Optional[str] = typer.Option(None, "--annotator", help="Default annotator name on the "
+    annotator: str | None = typer.Option(None, "--annotator", help="Default annotator name on the "
                                             "review page (default: $JUDGE_ANNOTATOR, else $USER)."),
-    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] "
+    config: Path | None = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] "
                                           "table (default: $JUDGE_CONFIG, else the nearest pyproject.toml)."),
     max_body: int = typer.Option(32 * 1024 * 1024, "--max-body", min=1, help="Largest request body in "
                                  "bytes (413 beyond it)."),
@@ -125,7 +124,7 @@ def serve(
     server.run(sockets=[sock])
 
 
-def refuse_labels_that_are_not_labels(labels: Optional[Path]) -> None:
+def refuse_labels_that_are_not_labels(labels: Path | None) -> None:
     """Answers are appended to the labels file, so it may sit anywhere (inside --scenarios or --reports
     too, across restarts); only a file that is a scenario or a report (YAML or JSON, not JSONL) is refused."""
     if labels is not None and labels.suffix.lower() in (".yaml", ".yml", ".json"):

@@ -2,7 +2,8 @@
 
 Exit codes: `suite` (and `suite merge`: judge.cli.suite_merge) 0 when the release rules pass, 1 when
 they fail, 3 when no rule failed but a run was inconclusive (a shard, `--shard K/N`: 0 once its part is
-written), 130 when interrupted (Ctrl-C: the workers are terminated, one line on stderr); `slice` 0 when re-grading the slice reproduces the first divergence (or it came
+written), 130 when interrupted (Ctrl-C: the workers are terminated, one line on stderr); `slice` 0 when re-grading the
+slice reproduces the first divergence (or it came
 from the judge), 1 when it does not; both 2 on bad input or configuration (one line on stderr, no
 traceback) and 4 on an internal error.
 """
@@ -10,7 +11,6 @@ traceback) and 4 on an internal error.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.text import Text
@@ -21,7 +21,7 @@ from judge.cli.common import write_output as _write
 from judge.model.limits import read_json_file
 
 
-def _default_judge(judge: Optional[str], config: Optional[Path]) -> Optional[str]:
+def _default_judge(judge: str | None, config: Path | None) -> str | None:
     """`none` -> no judge; no option -> `[tool.judge].default` (as `judge grade`), else `local`."""
     if judge == "none":
         return None
@@ -40,35 +40,35 @@ ENGINE_HELP = ("Where the runs are graded: `local` (default: --jobs worker proce
 @user_errors
 def suite_command(
     manifest: Path = typer.Argument(..., help="Suite manifest (YAML or JSON): suites, releaseRules, scenarios."),
-    suite: Optional[str] = typer.Option(None, "--suite", help="Suite to run (may be omitted when there is one)."),
-    judge: Optional[str] = typer.Option(None, "--judge", help="`none` (deterministic checks only) or a judge "
+    suite: str | None = typer.Option(None, "--suite", help="Suite to run (may be omitted when there is one)."),
+    judge: str | None = typer.Option(None, "--judge", help="`none` (deterministic checks only) or a judge "
                                         "name; default: [tool.judge].default, as for `judge grade`."),
-    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] table."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
-    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
-    md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report here."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML page of the suite "
+    config: Path | None = typer.Option(None, "--config", help="A TOML file holding a [tool.judge] table."),
+    json_path: Path | None = typer.Option(None, "--json", help="Write the JSON report here."),
+    junit: Path | None = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    md: Path | None = typer.Option(None, "--md", help="Write a Markdown report here."),
+    html: Path | None = typer.Option(None, "--html", help="Write a self-contained HTML page of the suite "
                                         "here: the release, each run's outcome and findings on its trace."),
-    compare: Optional[Path] = typer.Option(None, "--compare", help="An older suite JSON report: show the "
+    compare: Path | None = typer.Option(None, "--compare", help="An older suite JSON report: show the "
                                            "failure signatures that appeared or vanished since."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (shown only on a terminal) "
                                "and no terminal report."),
-    on_judge_error: Optional[OnJudgeError] = typer.Option(
+    on_judge_error: OnJudgeError | None = typer.Option(
         None, "--on-judge-error", case_sensitive=False, help="`inconclusive` or `ignore`, as for `judge grade`; "
         "default: [tool.judge].on_judge_error."),
     allow_draft: bool = typer.Option(False, "--allow-draft", help="Grade scenarios still marked `draft: true`."),
-    shard: Optional[str] = typer.Option(None, "--shard", help="K/N: grade only shard K of N (run i, in manifest "
+    shard: str | None = typer.Option(None, "--shard", help="K/N: grade only shard K of N (run i, in manifest "
                                         "order from 0, is shard (i mod N) + 1) into a part; see `judge suite merge`."),
-    out: Optional[Path] = typer.Option(None, "--out", help="With --shard: write the shard's part (JSON) here."),
-    tools: Optional[Path] = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools the "
+    out: Path | None = typer.Option(None, "--out", help="With --shard: write the shard's part (JSON) here."),
+    tools: Path | None = typer.Option(None, "--tools", help="OpenAI function schemas (JSON) of the tools the "
                                          "agent was given, e.g. `--tools docs/toolkit/tools.json`: the toolkit of "
                                          "`allowed-tools` rules for every run (default: each trace header's `tools`)."),
-    policy: Optional[str] = typer.Option(None, "--policy", help="A policy (a bundled name such as `agent-safety`, a "
+    policy: str | None = typer.Option(None, "--policy", help="A policy (a bundled name such as `agent-safety`, a "
                                          "project policy's name or a file) for every scenario without a `policy` of "
                                          "its own: merged into its scenario's keys, or graded alone for an entry "
                                          "with no `file`."),
-    engine: Optional[str] = typer.Option(None, "--engine", help=ENGINE_HELP),
+    engine: str | None = typer.Option(None, "--engine", help=ENGINE_HELP),
 ) -> None:
     """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail;
     2: bad input or configuration; 3: no rule failed but a run was inconclusive; 4: internal error;
@@ -86,11 +86,11 @@ def suite_command(
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
 
 
-def _suite(manifest: Path, suite: Optional[str], judge: Optional[str], config: Optional[Path],
-           json_path: Optional[Path], junit: Optional[Path], md: Optional[Path], html: Optional[Path],
-           compare: Optional[Path], jobs: Optional[int], quiet: bool, on_judge_error: Optional[OnJudgeError],
-           allow_draft: bool, shard: Optional[str], out: Optional[Path], tools: Optional[Path],
-           policy: Optional[str], engine: Optional[str]) -> None:
+def _suite(manifest: Path, suite: str | None, judge: str | None, config: Path | None,
+           json_path: Path | None, junit: Path | None, md: Path | None, html: Path | None,
+           compare: Path | None, jobs: int | None, quiet: bool, on_judge_error: OnJudgeError | None,
+           allow_draft: bool, shard: str | None, out: Path | None, tools: Path | None,
+           policy: str | None = None, engine: str | None = None) -> None:
     from judge.render import suite as suite_report
     from judge.suite.engine import parse_engine
     from judge.suite import exit_code, grade_suite
@@ -99,7 +99,8 @@ def _suite(manifest: Path, suite: Optional[str], judge: Optional[str], config: O
     if shard is not None or out is not None:  # one shard of the suite, into a part (judge.cli.suite_merge)
         from judge.cli.suite_merge import grade_shard
 
-        grade_shard(manifest, shard, out, {"--json": json_path, "--junit": junit, "--md": md, "--html": html, "--compare": compare},
+        grade_shard(manifest, shard, out,
+                    {"--json": json_path, "--junit": junit, "--md": md, "--html": html, "--compare": compare},
                     quiet, suite=suite, judge_name=_default_judge(judge, config), config_file=config, jobs=jobs,
                     on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft,
                     tools=tools, policy=policy, engine=parse_engine(engine))
@@ -137,12 +138,14 @@ def _suite(manifest: Path, suite: Optional[str], judge: Optional[str], config: O
 
 @user_errors
 def slice_command(
-    report: Path = typer.Argument(..., help="A grade report (`judge grade --json`) or suite report (`judge suite --json`)."),
+    report: Path = typer.Argument(..., help="A grade report (`judge grade --json`) or suite report "
+                                            "(`judge suite --json`)."),
     run: str = typer.Option(..., "--run", help="Run id of the failing run."),
-    out: Path = typer.Option(..., "-o", "--out", help="Folder to write scenario.yaml, trace.jsonl and slice.json into."),
-    scenario: Optional[Path] = typer.Option(None, "--scenario", help="The run's scenario file (default: the "
+    out: Path = typer.Option(..., "-o", "--out",
+                             help="Folder to write scenario.yaml, trace.jsonl and slice.json into."),
+    scenario: Path | None = typer.Option(None, "--scenario", help="The run's scenario file (default: the "
                                             "one the report names, else a file with its id beside the trace)."),
-    trace: Optional[Path] = typer.Option(None, "--trace", help="The run's trace file (default: the one the "
+    trace: Path | None = typer.Option(None, "--trace", help="The run's trace file (default: the one the "
                                          "report names, found from the current folder or the report's); it must "
                                          "hold what was graded (the report's sha256)."),
 ) -> None:

@@ -9,7 +9,7 @@ parts that do not belong together (one line naming the part and the field), 4 in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 import typer
 
@@ -26,7 +26,7 @@ MERGE_EPILOG = ("Example:\n"
                 "judge suite merge part-1.json part-2.json --junit suite.xml --json suite.json")
 
 
-def grade_shard(manifest: Path, shard: Optional[str], out: Optional[Path], others: dict[str, Any], quiet: bool,
+def grade_shard(manifest: Path, shard: str | None, out: Path | None, others: dict[str, Any], quiet: bool,
                 **grade: Any) -> None:
     """Grade one shard and write its part; `others`: the report options, which a shard refuses."""
     from judge.suite import grade_part, parse_shard
@@ -57,11 +57,11 @@ def grade_shard(manifest: Path, shard: Optional[str], out: Optional[Path], other
 
 @user_errors
 def merge_command(
-    parts: List[Path] = typer.Argument(..., help="The parts of every shard (`judge suite --shard K/N --out`)."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
-    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
-    md: Optional[Path] = typer.Option(None, "--md", help="Write a Markdown report here."),
-    compare: Optional[Path] = typer.Option(None, "--compare", help="An older suite JSON report: show the "
+    parts: list[Path] = typer.Argument(..., help="The parts of every shard (`judge suite --shard K/N --out`)."),
+    json_path: Path | None = typer.Option(None, "--json", help="Write the JSON report here."),
+    junit: Path | None = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    md: Path | None = typer.Option(None, "--md", help="Write a Markdown report here."),
+    compare: Path | None = typer.Option(None, "--compare", help="An older suite JSON report: show the "
                                            "failure signatures that appeared or vanished since."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report."),
 ) -> None:
@@ -93,7 +93,7 @@ class SuiteCommand(JudgeCommand):
     """`judge suite MANIFEST ...` grades; `judge suite merge PARTS...` merges (a manifest named
     `merge` is given as ./merge)."""
 
-    def make_context(self, info_name: Optional[str], args: list[str], parent: Any = None, **extra: Any) -> Any:
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
         if args and args[0] == "merge":
             import click
 

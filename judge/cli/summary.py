@@ -11,7 +11,6 @@ summary-phrases rules with --model none); 4 an internal error.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -30,16 +29,16 @@ _write = write_output
 
 def audit_summary_command(
     scenario: Path = typer.Argument(..., help="Scenario file (YAML or JSON): the reviewed ledger."),
-    summary: Optional[Path] = typer.Option(None, "--summary", help="A summary as a text file (with --after-turn)."),
-    after_turn: Optional[int] = typer.Option(None, "--after-turn", min=0, help="The turn the summary was written at."),
-    trace: Optional[Path] = typer.Option(None, "--trace", help="A JSONL trace: audit its summary events."),
-    event: Optional[str] = typer.Option(None, "--event", help="With --trace: only this summary event."),
-    judge: Optional[str] = typer.Option(None, "--judge", help="Add the judge layer: an llm judge from "
+    summary: Path | None = typer.Option(None, "--summary", help="A summary as a text file (with --after-turn)."),
+    after_turn: int | None = typer.Option(None, "--after-turn", min=0, help="The turn the summary was written at."),
+    trace: Path | None = typer.Option(None, "--trace", help="A JSONL trace: audit its summary events."),
+    event: str | None = typer.Option(None, "--event", help="With --trace: only this summary event."),
+    judge: str | None = typer.Option(None, "--judge", help="Add the judge layer: an llm judge from "
                                         "[tool.judge.judges] (default: no judge layer)."),
-    config: Optional[Path] = typer.Option(None, "--config", help="A TOML file with a [tool.judge] table."),
+    config: Path | None = typer.Option(None, "--config", help="A TOML file with a [tool.judge] table."),
     model: str = typer.Option("all-MiniLM-L6-v2", "--model", help="Sentence-transformers model of the "
                               "semantic layer; `none` for the phrase layer only."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
+    json_path: Path | None = typer.Option(None, "--json", help="Write the JSON report here."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; exit code only."),
 ) -> None:
     """Audit a compaction or handoff summary: one finding per ledger entry, per layer and merged.
@@ -97,11 +96,11 @@ def continue_command(
     agent: str = typer.Option(..., "--agent", help="Adapter command: reads the JSON messages on stdin, "
                               "prints {\"tool\": ..., \"args\": ...} or {\"text\": ...} on stdout."),
     event: str = typer.Option(..., "--event", help="Id of the summary event to resume from."),
-    next_user: Optional[str] = typer.Option(None, "--next-user", help="The next user turn (default: the "
+    next_user: str | None = typer.Option(None, "--next-user", help="The next user turn (default: the "
                                             "first user event after the summary, if any)."),
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds per agent run."),
     strict: bool = typer.Option(False, "--strict", help="Also fail when both actions are allowed but differ."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
+    json_path: Path | None = typer.Option(None, "--json", help="Write the JSON report here."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; exit code only."),
 ) -> None:
     """Resume the agent from the full history and from the summary alone; compare both next actions
@@ -123,9 +122,9 @@ def continue_command(
 def summary_eval_command(
     labels: Path = typer.Argument(Path("labels/summaries"), help="Labelled summaries (a JSONL file or folder)."),
     fit: bool = typer.Option(False, "--fit", help="Learn the thresholds on the training split and write them."),
-    out_path: Optional[Path] = typer.Option(None, "--out", help="Where --fit writes (default: the packaged "
+    out_path: Path | None = typer.Option(None, "--out", help="Where --fit writes (default: the packaged "
                                             "judge/summaries/thresholds.json)."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the measurements here."),
+    json_path: Path | None = typer.Option(None, "--json", help="Write the measurements here."),
     model: str = typer.Option("all-MiniLM-L6-v2", "--model", help="Sentence-transformers model of the "
                               "semantic layer; `none` for the phrase layer only (as in audit-summary)."),
 ) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import socket
 import threading
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -42,13 +41,13 @@ def _bind(host: str, port: int) -> socket.socket:
 
 @user_errors
 def view_cmd(
-    folder: Optional[Path] = typer.Argument(None, help="Folder of JSON reports (`judge grade --json`, `judge suite "
+    folder: Path | None = typer.Argument(None, help="Folder of JSON reports (`judge grade --json`, `judge suite "
                                             "--json`), searched recursively (default: the run log, .judge/runs/)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Loopback address to listen on (127.0.0.1, ::1 or "
                              "localhost); any other is refused."),
     port: int = typer.Option(8322, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
     open_browser: bool = typer.Option(False, "--open", help="Open the index in the default web browser."),
-    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", help="A TOML file holding a "
+    config: Path | None = typer.Option(None, "--config", metavar="FILE", help="A TOML file holding a "
                                           "[tool.judge] table, for the run log's folder (log_dir)."),
 ) -> None:
     """Serve an index of every report under FOLDER on loopback, each opened as the page `judge grade

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator, model_validator
 
@@ -81,17 +81,17 @@ def _answer_model(ids: tuple[str, ...], tools: tuple[str, ...], digest: str) -> 
     evidence = (_literal(ids), Field(description="id of the user message or tool result it comes from"))
     quote = (str, Field(min_length=1, max_length=400, description="words copied exactly from that event"))
     key = (str, Field(pattern=KEY_PATTERN, description="snake_case key; an offline key to refer to it"))
-    tool: Any = (Optional[_literal(tools)] if tools else Optional[Literal[None]], Field(default=None))  # type: ignore[valid-type]
+    tool: Any = (_literal(tools) | None if tools else Literal[None] | None, Field(default=None))  # type: ignore[valid-type]
     entry = create_model(f"Entry_{digest}", __base__=_Cited, key=key,
                          entry_class=(_literal(ENTRY_CLASSES), ...), value=(str, Field(min_length=1, max_length=400)),
                          sensitivity=(_literal(SENSITIVITIES), ...), evidence_event=evidence, quote=quote)
     delta = create_model(f"Delta_{digest}", __base__=_Cited, op=(_literal(DELTA_OPS), ...), key=key,
-                         value=(Optional[str], Field(default=None, description="the new value of a set")),
+                         value=(str | None, Field(default=None, description="the new value of a set")),
                          evidence_event=evidence, quote=quote)
     drafted = specs_drafted()
     values_help = "; ".join(spec.draft.values_help for spec in drafted.values() if spec.draft.values_help)
     rule = create_model(f"Rule_{digest}", __base__=_RuleBase, check=(_literal(tuple(drafted)), ...), key=key,
-                        tool=tool, arg=(Optional[str], Field(default=None)),
+                        tool=tool, arg=(str | None, Field(default=None)),
                         values=(list[str], Field(default_factory=list, max_length=20, description=values_help)),
                         evidence_event=evidence, quote=quote)
     model = create_model(f"LedgerDraft_{digest}", __base__=_Closed,

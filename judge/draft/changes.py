@@ -58,7 +58,8 @@ def _lower(value: Any) -> list[str]:
 
 def _pick(fact: Entry, old: list[str], candidates: list[Value], strength: str, instead: set[str]) -> Value | None:
     same_kind = [v for v in candidates if v.kind == fact.value_kind
-                 and (v.kind not in ("id", "code") or strength == "denied" or any(shape(v.text) == shape(o) for o in old))]
+                 and (v.kind not in ("id", "code") or strength == "denied"
+                      or any(shape(v.text) == shape(o) for o in old))]
     if strength == "denied":
         return same_kind[0] if same_kind else (candidates[0] if len(candidates) == 1 else None)
     if strength == "kind":

@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from judge.checks import spec_for
 from judge.draft.items import DeltaItem, Draft, Entry, Evidence, RuleItem
 from judge.draft.lexicon import content_words
-from judge.checks import spec_for
 from judge.draft.source import Conversation
 from judge.errors import with_article
 from judge.model import Rule
@@ -121,8 +121,8 @@ def _rules(draft: Draft, proposals: list[Any], evidence_of, conv: Conversation) 
                                f"({exc.errors()[0]['msg']}): not added")
             continue
         if draft.entry(p.key) is None:
-            draft.notes.append(f"the model proposes {with_article(p.check)} rule on {p.key!r}, a key the draft does not have: "
-                               "not added")
+            draft.notes.append(f"the model proposes {with_article(p.check)} rule on {p.key!r}, a key the draft "
+                               "does not have: not added")
             continue
         candidate = RuleItem(data=data, evidence=[evidence], origin="model",
                              tool_from=conv.tools[p.tool].origin if p.tool in conv.tools else None)

@@ -73,8 +73,8 @@ def actions(text: str) -> list[tuple[str, tuple[str, ...]]]:
     return list(dict.fromkeys(out))
 
 
-_AT_MOST = re.compile(r"\b(?:at most|no more than|not more than|up to|a maximum of)\s+(?:\d+|one|two|three|four|five|six|"
-                      r"seven|eight|nine|ten)\b", re.IGNORECASE)
+_AT_MOST = re.compile(r"\b(?:at most|no more than|not more than|up to|a maximum of)\s+"
+                      r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\b", re.IGNORECASE)
 
 
 def _verb(word: str) -> str | None:
@@ -105,7 +105,7 @@ def _subject(text: str, end: int) -> tuple[str, ...]:
     """The subject's content words before `end` (after a short head: "Change flights: Basic ...")."""
     head = text[:end]
     head = head.rsplit(":", 1)[-1]
-    return tuple(w for w in content_words(head) if verb_of(w) is None or family_of(verb_of(w)) is None)
+    return tuple(w for w in content_words(head) if (verb := verb_of(w)) is None or family_of(verb) is None)
 
 
 def sentence_policy(doc: PolicyDocument, sentence: PolicySentence) -> list[Entry]:
@@ -113,15 +113,14 @@ def sentence_policy(doc: PolicyDocument, sentence: PolicySentence) -> list[Entry
     text, evidence = sentence.text, _evidence(doc, sentence)
     conditional = bool(CONDITION.search(text))
     out: list[Entry] = []
-    if OBTAIN.search(text):
-        verbs = actions(text[:OBTAIN.search(text).start()] + " " + text[OBTAIN.search(text).end():])
+    if found := OBTAIN.search(text):
+        verbs = actions(text[:found.start()] + " " + text[found.end():])
         entry = _entry("confirm_before_" + (verbs[0][0].split("|")[0] if verbs else "acting"), "permission",
                        sentence, evidence,
                        "confirm", verbs=tuple(v for v, _ in verbs), objects=tuple(o for _, objs in verbs for o in objs))
         entry.policy_actions = verbs
         out.append(entry)
-    elif PASSIVE_NO.search(text):
-        match = PASSIVE_NO.search(text)
+    elif match := PASSIVE_NO.search(text):
         verb = _verb(match.group(1))
         subject = _subject(text, match.start()) + tuple(  # "... cannot be changed after the count is final"
             w for w in content_words(text[match.end():]) if verb_of(w) is None)
@@ -130,8 +129,8 @@ def sentence_policy(doc: PolicyDocument, sentence: PolicySentence) -> list[Entry
                        objects=subject)
         entry.policy_actions = [(verb, subject)] if verb and family_of(verb) else []
         out.append(entry)
-    elif FROM_RECORDS.search(text):
-        subject = _subject(text, FROM_RECORDS.search(text).start())
+    elif found := FROM_RECORDS.search(text):
+        subject = _subject(text, found.start())
         out.append(_entry(snake(" ".join(subject), 3) + "_on_record", "constraint", sentence, evidence, "grounded",
                           objects=subject))
     else:
@@ -144,7 +143,7 @@ def sentence_policy(doc: PolicyDocument, sentence: PolicySentence) -> list[Entry
             entries, _ = sentence_entries(split_sentence(text, evidence.event, 0))
             for entry in entries:
                 entry.evidence, entry.turn, entry.persistence = [evidence], 0, "session"
-                entry.policy_actions = list(zip(entry.verbs, [entry.objects] * len(entry.verbs)))
+                entry.policy_actions = list(zip(entry.verbs, [entry.objects] * len(entry.verbs), strict=False))
                 if entry.mode == "permit" and _AT_MOST.search(text):  # "can use at most one certificate"
                     entry.class_, entry.mode, entry.key = "constraint", "count", snake(" ".join(entry.objects), 3)
                     entry.note("a bound on how many: no rule kind counts the elements of an argument; the judge "

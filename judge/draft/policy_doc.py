@@ -50,7 +50,8 @@ class PolicyDocument:
 def _blocks(lines: list[str]) -> list[tuple[int, str, str]]:
     """(start line, section, text) of every bullet and paragraph."""
     out: list[tuple[int, str, str]] = []
-    section, start, parts = "", 0, []
+    section, start = "", 0
+    parts: list[str] = []
 
     def close() -> None:
         if parts:

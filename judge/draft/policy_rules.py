@@ -82,7 +82,8 @@ def _confirming(entry: Entry, tools: dict[str, ToolInfo]) -> list[RuleItem]:
 def _forbidding(entry: Entry, tools: dict[str, ToolInfo]) -> list[RuleItem]:
     out = []
     for verb, objects in entry.policy_actions:
-        names = tools_doing(verb, objects, tools) if not objects and "|" not in verb else _tools_for(verb, objects, tools)
+        names = (tools_doing(verb, objects, tools) if not objects and "|" not in verb
+                 else _tools_for(verb, objects, tools))
         for name in names:
             args, left = _qualifiers(objects, tools[name], entry.evidence[0].quote)
             if left:

@@ -14,8 +14,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from judge.draft.clauses import (CONFIRM, FORBIDDEN_STATE, FREELY, KEEP, KEEP_OUT, NO_NOUN, ONLY, PERMIT, PROHIBIT,
-                                 READ_ONLY, RESERVED, Clause)
+from judge.draft.clauses import (
+    CONFIRM,
+    FORBIDDEN_STATE,
+    FREELY,
+    KEEP,
+    KEEP_OUT,
+    NO_NOUN,
+    ONLY,
+    PERMIT,
+    PROHIBIT,
+    READ_ONLY,
+    RESERVED,
+    Clause,
+)
 from judge.draft.items import Entry, Evidence
 from judge.draft.lexicon import NOUN_VERBS, content_words, family_of, snake, verb_of
 from judge.draft.values import Value, canonical, noun_near

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judge.errors import JudgeInputError
 from judge.draft.task import is_statement, statement_text
+from judge.errors import JudgeInputError
 from judge.model import RunHeader
 from judge.model.scenario import DRAFT_SUFFIX
 from judge.trace import TraceReader
@@ -170,7 +170,8 @@ def read_conversation(traces: Iterable[str | Path], *, scenario_id: str | None =
         first_turn, task_event = first.task.turn, first.task.event
     agent = header.agent
     names = tuple(n for n in ((agent.name, agent.version, agent.model) if agent else ()) if n)
-    return Conversation(scenario_id=scenario_id or header.scenario + DRAFT_SUFFIX, run_id=header.run_id,
+    return Conversation(scenario_id=scenario_id or header.scenario + DRAFT_SUFFIX,  # type: ignore[operator]  # as before
+                        run_id=header.run_id,
                         trace=str(paths[0]), sha256=_sha256(paths[0]), utterances=utterances, tools=tools,
                         first_turn=first_turn, last_turn=last, names=names, redactions=first.redactions,
                         disagreements=disagreements, task_statement=task_event)

@@ -47,7 +47,7 @@ def _exact(verb: str, name: str) -> bool:
 
 def _object_words(objects: tuple[str, ...] | list[str], name: str) -> int:
     """How many of the object's words the tool's name holds (its verb tokens left out)."""
-    words = [t for t, v in zip(tokens(name), _verbs(name)) if v is None or t in objects]
+    words = [t for t, v in zip(tokens(name), _verbs(name), strict=False) if v is None or t in objects]
     return sum(1 for o in set(objects) if any(stem_equal(o, t) for t in words))
 
 

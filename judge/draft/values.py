@@ -22,14 +22,17 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("path", re.compile(r"(?<![\w@/.-])(?:\.{1,2}/|/)?(?:[\w.*-]+/)+[\w.*-]*[\w*/]"
                         r"|(?<![\w/.-])[\w.-]*\w\.(?:" + _EXTENSIONS + r")(?![\w-])")),
     ("channel", re.compile(r"(?<![\w#&/])#[A-Za-z][\w-]{1,40}(?![\w-])")),  # "#leadership" (chat channels)
-    ("time", re.compile(r"(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?(?:UTC|GMT|Z|[AaPp]\.?[Mm]\.?|EST|EDT|PST|PDT|CET|CEST))?"
+    ("time", re.compile(r"(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?"
+                        r"(?:\s?(?:UTC|GMT|Z|[AaPp]\.?[Mm]\.?|EST|EDT|PST|PDT|CET|CEST))?"
                         r"(?![\w:])|\b\d{1,2}\s?(?:am|pm)\b(?:\s(?:est|edt|pst|pdt|utc)\b)?", re.IGNORECASE)),
     ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b" + _MONTHS + r"\s\d{1,2}(?:st|nd|rd|th)?\b(?:,?\s\d{4}\b)?"
                         r"|\b\d{1,2}(?:st|nd|rd|th)?\s(?:of\s)?" + _MONTHS + r"(?:\s\d{4})?\b"
                         r"|\b(?:today|tomorrow|tonight|yesterday)\b", re.IGNORECASE)),
-    ("amount", re.compile(r"[$€£¥]\s?\d(?:[\d,]*\d)?(?:\.\d+)?|\b\d(?:[\d,]*\d)?(?:\.\d+)?\s?(?:USD|EUR|GBP|CNY|RMB|JPY|"
+    ("amount", re.compile(r"[$€£¥]\s?\d(?:[\d,]*\d)?(?:\.\d+)?"
+                          r"|\b\d(?:[\d,]*\d)?(?:\.\d+)?\s?(?:USD|EUR|GBP|CNY|RMB|JPY|"
                           r"dollars?|euros?|yuan)\b", re.IGNORECASE)),
-    ("version", re.compile(r"(?<![\w.-])[vV]?\d+\.\d+(?:\.\d+)*(?:-[\w.]*\w)?(?!\w|\.\w)|(?<![\w-])v\d+(?![\w-]|\.\w)")),
+    ("version", re.compile(r"(?<![\w.-])[vV]?\d+\.\d+(?:\.\d+)*(?:-[\w.]*\w)?(?!\w|\.\w)"
+                           r"|(?<![\w-])v\d+(?![\w-]|\.\w)")),
     ("id", re.compile(r"(?<![\w./-])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+(?![\w/-])")),
     ("code", re.compile(r"(?<![\w.-])(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{4,}(?![\w.-])")),
 ]

@@ -41,7 +41,7 @@ TASK_STATEMENT = "task statement"  # the kind shown for evidence from a task sta
 def _evidence_lines(evidence: list[Evidence], origin: str, indent: str, prefix: str = "",
                     task_event: str | None = None) -> list[str]:
     lines = [_comment(f"{prefix if i == 0 else ''}"
-                      f"{e.short(TASK_STATEMENT if e.event == task_event else None).replace('): ', f') [{origin}]: ', 1)}",
+                      + e.short(TASK_STATEMENT if e.event == task_event else None).replace("): ", f") [{origin}]: ", 1),
                       indent)
              for i, e in enumerate(evidence[:MAX_EVIDENCE])]
     if len(evidence) > MAX_EVIDENCE:

@@ -16,7 +16,8 @@ judge is shown.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from judge.checks import RuleSet
 from judge.grade.findings import deterministic_finding
@@ -45,4 +46,4 @@ def judge_needed(windows: Sequence[Window], keys_by_window: Sequence[list[str]],
                  rules: RuleSet) -> bool:
     """Whether some window with events has a key the judge decides."""
     return any(judge_decides(key, window, ledger, rules)
-               for window, keys in zip(windows, keys_by_window) if window.events for key in keys)
+               for window, keys in zip(windows, keys_by_window, strict=False) if window.has_events for key in keys)

@@ -4,7 +4,7 @@ may come after a divergence on a normal key."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from judge.grade.windows import RunAccumulator, Window
 from judge.ledger import ExpectedLedger
@@ -17,8 +17,7 @@ def _violations(checkpoints: list[CheckpointReport], acc: RunAccumulator,
                 keep: Callable[[Finding], bool]) -> list[tuple[int, Finding, Window]]:
     """(rank in trace order, finding, window) of every violation `keep` accepts, windows in order."""
     candidates: list[tuple[int, Finding, Window]] = []
-    for cp, window in zip(checkpoints, acc.windows):
-        order = {eid: window.first_index + i for i, eid in enumerate(window.ids)} if window.ids else {}
+    for cp, window in zip(checkpoints, acc.windows, strict=False):
         for f in cp.findings:
             if f.verdict != "violated" or not keep(f):
                 continue
@@ -26,8 +25,8 @@ def _violations(checkpoints: list[CheckpointReport], acc: RunAccumulator,
                 rank = NO_RANK
             elif f.source == "deterministic" and acc.first_hit is not None:
                 rank = next((h.index for h in window.hits if h.event == f.evidence_event), NO_RANK)
-            else:
-                rank = order.get(f.evidence_event, NO_RANK)
+            else:  # where the judge's evidence is in the window (read again for it)
+                rank = window.locate({f.evidence_event}).get(f.evidence_event, (NO_RANK, 0))[0]
             candidates.append((rank, f, window))
     return candidates
 
@@ -52,9 +51,7 @@ def first_divergence(checkpoints: list[CheckpointReport], acc: RunAccumulator,
                             class_=h.class_, sensitivity=h.sensitivity, rule=finding.rule)
     if acc.slice_ids is not None and acc.first_hit is not None and acc.first_hit.event == finding.evidence_event:
         return divergence, acc.slice_ids
-    ids = first_window.ids
-    cut = ids.index(finding.evidence_event) + 1 if finding.evidence_event in ids else len(ids)
-    return divergence, ids[:cut]
+    return divergence, first_window.event_ids(finding.evidence_event)
 
 
 def first_veto(checkpoints: list[CheckpointReport], acc: RunAccumulator, ledger: ExpectedLedger) -> Veto | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from judge.checks import RuleSet
 from judge.grade.merge import merge_key
 from judge.grade.windows import Window
@@ -33,7 +35,7 @@ def deterministic_finding(key: str, window: Window, ledger: ExpectedLedger, rule
     if not guarding and not hits:
         return None
     h = ledger.history(key)
-    base = dict(key=key, source="deterministic", class_=h.class_, sensitivity=h.sensitivity)
+    base: dict[str, Any] = dict(key=key, source="deterministic", class_=h.class_, sensitivity=h.sensitivity)
     bad = [x for x in hits if x.violated]
     if bad:
         first = bad[0]
@@ -88,14 +90,18 @@ def checkpoint_report(window: Window, keys: list[str], ledger: ExpectedLedger, r
     if window.judge_result is not None and window.judge_result.verdict is not None:
         judged = {f.key: f for f in window.judge_result.verdict.findings}
     judge_error = window.judge_result is not None and window.judge_result.verdict is None
+    # The turn of each event the judge cites (the window read again only for those).
+    cited = window.locate({f.evidence_event for f in judged.values() if f.evidence_event})
+    event_turns = {eid: turn for eid, (_, turn) in cited.items()}
     findings = []
     for key in keys:
         h = ledger.history(key)
         findings.append(merge_key(
             key=key, class_=h.class_, sensitivity=h.sensitivity, turn=window.checkpoint.after_turn,
             deterministic=deterministic_finding(key, window, ledger, rules),
-            judged=judged.get(key), judge_error=window.judge_result.error if judge_error else None,
-            judged_at_all=window.judge_result is not None, event_turns={e.id: e.turn for e in window.events},
+            judged=judged.get(key),
+            judge_error=window.judge_result.error if judge_error and window.judge_result else None,
+            judged_at_all=window.judge_result is not None, event_turns=event_turns,
             binding=binding))
     return CheckpointReport(after_turn=window.checkpoint.after_turn, implicit=window.implicit, findings=findings,
                             path_review=window.path_review)

@@ -1,7 +1,8 @@
 """The run log: every `judge grade` keeps its JSON report in a folder (`.judge/runs/` beside the
 project by default; judge.config.run_log_dir), under a name that sorts by time and is unique
 (`20261201-091354-3fa0.json`: the UTC second, then a random suffix; the file is created
-exclusively, never over another; runs of the same second are ordered by their files' mtime). This module writes a report there, lists the log, finds
+exclusively, never over another; runs of the same second are ordered by their files' mtime). This module writes a
+report there, lists the log, finds
 a logged run by path, id, id prefix, `latest` or `previous`, and compares two reports: for each
 scenario both graded, which keys newly fail, which were fixed, and how quality and outcome moved.
 It returns models; judge.render.history turns them into text.
@@ -11,9 +12,10 @@ from __future__ import annotations
 
 import json
 import secrets
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import Field, ValidationError
 
@@ -34,7 +36,7 @@ STAMP = "%Y%m%d-%H%M%S"
 
 def run_id_for(now: datetime) -> str:
     """`20261201-091354-3fa0`: the UTC second (sorts by time), then a random suffix."""
-    return f"{now.astimezone(timezone.utc):{STAMP}}-{secrets.token_hex(2)}"
+    return f"{now.astimezone(UTC):{STAMP}}-{secrets.token_hex(2)}"
 
 
 def _order(path: Path) -> tuple[str, int, str]:
@@ -56,7 +58,7 @@ def write_run(report: GradeReport, directory: str | Path, *, now: datetime | Non
         write_atomic(directory / ".gitignore", "# the run log of `judge grade`: local history, not sources\n*\n")
     text = report.model_dump_json(by_alias=True, indent=2) + "\n"
     for _ in range(8):
-        path = directory / (run_id_for(now or datetime.now(timezone.utc)) + SUFFIX)
+        path = directory / (run_id_for(now or datetime.now(UTC)) + SUFFIX)
         try:
             return write_atomic(path, text, exclusive=True)  # whole before it has its name; never replaced
         except FileExistsError:
@@ -89,7 +91,7 @@ class LoggedRun(Strict):
 
 def _when(stem: str) -> datetime | None:
     try:
-        return datetime.strptime(stem[:15], STAMP).replace(tzinfo=timezone.utc)
+        return datetime.strptime(stem[:15], STAMP).replace(tzinfo=UTC)
     except ValueError:
         return None
 
@@ -208,7 +210,7 @@ def _pairs(a: list[RunReport], b: list[RunReport]) -> tuple[list[tuple[RunReport
                 pairs.append((run, match))
                 left_a.remove(run)
                 left_b.remove(match)
-    pairs += list(zip(left_a, left_b))
+    pairs += list(zip(left_a, left_b, strict=False))
     n = min(len(left_a), len(left_b))
     return pairs, left_a[n:], left_b[n:]
 

@@ -4,14 +4,15 @@ and return verdict records the `calibration` package reads (`judge calibrate --j
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from judge.errors import JudgeInputError
-from judge.model.limits import DepthError, depth_message, loads_json, read_capped
 from judge.grade.run import grade_trace
 from judge.ledger import load_ledger, read_structured
+from judge.model.limits import DepthError, depth_message, loads_json, read_capped
 
 
 def _label_rows(path: Path) -> list[tuple[Path, int, dict[str, Any]]]:

@@ -15,6 +15,8 @@ person decides).
 
 from __future__ import annotations
 
+from typing import Any
+
 from judge.model import Finding, JudgeFinding
 
 
@@ -22,7 +24,7 @@ def merge_key(*, key: str, class_: str, sensitivity: str, turn: int, determinist
               judged: JudgeFinding | None, judge_error: str | None, judged_at_all: bool,
               event_turns: dict[str, int], binding: bool = True) -> Finding:
     """The finding of one key at one checkpoint from the rules' verdict and the judge's."""
-    base = dict(key=key, class_=class_, sensitivity=sensitivity)
+    base: dict[str, Any] = dict(key=key, class_=class_, sensitivity=sensitivity)
     ruled = deterministic is not None and deterministic.verdict != "not-exercised"
     if judged is None:
         if deterministic is not None and (ruled or not judged_at_all):
@@ -35,8 +37,8 @@ def merge_key(*, key: str, class_: str, sensitivity: str, turn: int, determinist
         return Finding(**base, verdict="unassessed", turn=turn,
                        detail="no rule guards this key and no judge looked at it")
     judge_turn = event_turns.get(judged.evidence_event or "", turn)
-    judge_fields = dict(judge_verdict=judged.verdict, confidence=judged.confidence,
-                        rationale=judged.rationale)
+    judge_fields: dict[str, Any] = dict(judge_verdict=judged.verdict, confidence=judged.confidence,
+                                        rationale=judged.rationale)
     if not ruled:
         unguarded = deterministic is None and sensitivity == "safety-critical"
         quiet = f"rule {deterministic.rule} saw no matching event" if deterministic is not None else None
@@ -49,6 +51,7 @@ def merge_key(*, key: str, class_: str, sensitivity: str, turn: int, determinist
         return Finding(**base, verdict=judged.verdict, source="judge", evidence_event=judged.evidence_event,
                        turn=judge_turn, unguarded=unguarded, detail=quiet if judged.verdict == "violated" else None,
                        **judge_fields)
+    assert deterministic is not None  # `ruled` says it gave a verdict
     disagree = (deterministic.verdict == "violated") != (judged.verdict == "violated")
     return deterministic.model_copy(update=dict(**judge_fields, disagreement=disagree, needs_review=disagree,
                                                 overridden=disagree))

@@ -28,7 +28,7 @@ score never cancels a veto: eligibility for release is decided apart from it (gr
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from judge.checks.progress import RunProgress
 from judge.model import Finding, Metrics, Recovery

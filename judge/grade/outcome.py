@@ -16,7 +16,7 @@ any was inconclusive, else 0 (2 and 4 abort before any run is graded or reported
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from judge.model import Finding, Outcome, RunReport
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import platform
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from judge.model import Candidate, InputFile, Inputs, JudgeFingerprint, Provenance, RunHeader, as_fingerprint
 

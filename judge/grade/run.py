@@ -7,8 +7,9 @@ merged per key (judge.grade.findings) and the first divergence found (judge.grad
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from judge.checks import RuleSet, leak_kinds
 from judge.grade.consult import consulted_only_when_needed, judge_needed
@@ -70,7 +71,7 @@ def _judge_request(window: Window, keys: list[str], ledger: ExpectedLedger, head
     return JudgeRequest(scenario_id=ledger.scenario.id, run_id=header.run_id,
                         after_turn=window.checkpoint.after_turn, from_turn=window.from_turn,
                         keys=tuple(keys), ledger=_ledger_rows(ledger, window.checkpoint.after_turn),
-                        events=blind_events([as_model(e) for e in window.events], names))
+                        events=blind_events([as_model(e) for e in window.iter_events()], names))
 
 
 async def _run_judge(judge: Judge, requests: list[tuple[Window, JudgeRequest]]) -> None:
@@ -80,7 +81,7 @@ async def _run_judge(judge: Judge, requests: list[tuple[Window, JudgeRequest]]) 
         close = getattr(judge, "aclose", None)  # an HTTP client's connections belong to this event loop
         if close is not None:
             await close()
-    for (window, _), result in zip(requests, results):
+    for (window, _), result in zip(requests, results, strict=False):
         window.judge_result = result
 
 
@@ -108,7 +109,8 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
     trace file read with `digest`, `scenario` and the trace's sha256 computed while reading it."""
     rules = RuleSet(ledger, toolkit=toolkit)
     reader = TraceReader(source, name=name, expected_scenario=ledger.expected_scenario, raw_hook=rules.raw_hook(),
-                         digest=digest, hidden=hidden_values(ledger.scenario))  # no-leak values never reach a judge or report
+                         # no-leak values never reach a judge or report
+                         digest=digest, hidden=hidden_values(ledger.scenario))
     rules.share_calls(reader.calls)
     rules.read_header(reader.header)
     acc = RunAccumulator(restatements=rules.restatements)
@@ -116,16 +118,16 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
     unknown: dict[str, str] = {}
     # A policy names no keys of an agent's own memory: its writes are no typos of ledger keys.
     count = stream_windows(reader, ledger, rules, judge is not None, lambda w: acc.close(close_paths(w)),
-                            summaries, unknown if ledger.policy is None else None)
+                           summaries, unknown if ledger.policy is None else None, acc=acc)
     keys_by_window = [window_keys(w, ledger, rules) for w in acc.windows]
     # The embedding judge only when a key needs it (judge.grade.consult): else its model never loads.
     if judge is not None and (not consulted_only_when_needed(judge)
                               or judge_needed(acc.windows, keys_by_window, ledger, rules)):
         requests = [(w, _judge_request(w, keys, ledger, reader.header))
-                    for w, keys in zip(acc.windows, keys_by_window) if keys and w.events]
+                    for w, keys in zip(acc.windows, keys_by_window, strict=False) if keys and w.has_events]
         asyncio.run(_run_judge(judge, requests))
     checkpoints = [checkpoint_report(w, keys, ledger, rules, binding=binding)
-                   for w, keys in zip(acc.windows, keys_by_window)]
+                   for w, keys in zip(acc.windows, keys_by_window, strict=False)]
     audits = audit_run_summaries(ledger, summaries, judge, reader.header)
     add_summary_findings(checkpoints, acc.windows, summary_violations(audits), binding=binding)
     if inputs is None and digest and isinstance(source, (str, Path)):
@@ -135,8 +137,9 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
     report = _run_report(reader, ledger, rules, checkpoints, acc, count, name,
                          run_provenance(reader.header, judge=fingerprint, inputs=inputs))
     report.warnings += [f"state-write of key {key!r} at {event}: the ledger has no such key (a typo, or an entry to "
-                        "add to the scenario); no rule guards that key and no judge checks it" for key, event in unknown.items()]
-    report.cost.judge_errors = sum(answer_errors(w, keys) for w, keys in zip(acc.windows, keys_by_window))
+                        "add to the scenario); no rule guards that key and no judge checks it"
+                        for key, event in unknown.items()]
+    report.cost.judge_errors = sum(answer_errors(w, keys) for w, keys in zip(acc.windows, keys_by_window, strict=False))
     if audits:
         report.summaries = list(audits)
         report.metrics.handoff_fidelity = handoff_fidelity(audits)
@@ -174,7 +177,7 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
                 cost.cost_usd = (cost.cost_usd or 0.0) + r.cost_usd
     cost.estimated_input_tokens = sum(u.estimated_tokens for u in cost.requests)
     metrics: Metrics = component_metrics(findings, acc.recovery, ledger,
-                                          {rid: spec.family for rid, spec in zip(rules.ids, rules.specs)},
+                                          {rid: spec.family for rid, spec in zip(rules.ids, rules.specs, strict=False)},
                                           rules.progress)
     leak_checks = leak_kinds()
     leaks = [Leak(key=h.key, event=h.event, turn=h.turn, rule=h.rule, where=_leak_where(h.detail))
@@ -191,6 +194,9 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
         first_divergence=divergence, veto=first_veto(checkpoints, acc, ledger), checkpoints=checkpoints,
         recovered=acc.recovery, metrics=metrics,
         provenance=provenance,
-        slice=slice_ids, redactions=reader.redactions, leaks=leaks, events=count, last_turn=reader.last_turn,
+        slice=[], redactions=reader.redactions, leaks=leaks, events=count, last_turn=reader.last_turn,
         cost=cost, warnings=list(dict.fromkeys(warnings)))
+    # Set, not validated again: trace ids, already read and checked, that may be most of a long run
+    # (a copy would cost a pointer per event of the slice at the peak).
+    report.slice = slice_ids
     return report

@@ -5,8 +5,9 @@ workers all grade through a GradeSession, so they cannot drift apart."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from judge.config import GradePolicy, grade_policy, load_judge_config, project_root
 from judge.errors import ConfigError, UsageError
@@ -54,7 +55,7 @@ class GradeSession:
 
     @classmethod
     def open(cls, judge: str | None, *, config_file: str | Path | None = None,
-             on_judge_error: str | None = None, toolkit: Toolkit | None = None) -> "GradeSession":
+             on_judge_error: str | None = None, toolkit: Toolkit | None = None) -> GradeSession:
         """`judge`: "none" for deterministic checks only, a configured judge name, or None for the
         configured default (`[tool.judge].default`, else the embedded offline judge `local`).
         `toolkit`: the tools the agent was given (judge.trace.toolkit.read_toolkit of `--tools`)."""
@@ -91,7 +92,8 @@ class GradeSession:
         """The one-line warning a stale calibration adds to every run, or None when it is current."""
         if not self.stale_reasons:
             return None
-        advisory = " (so the judge is advisory)" if self.trust is not None and self.trust.authority == "calibrated" else ""
+        calibrated = self.trust is not None and self.trust.authority == "calibrated"
+        advisory = " (so the judge is advisory)" if calibrated else ""
         return (f"calibration of judge {self.judge_name or 'judge'!r} is stale: " + "; ".join(self.stale_reasons)
                 + advisory)
 

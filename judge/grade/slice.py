@@ -75,7 +75,8 @@ def _history_before(ledger: ExpectedLedger, h: KeyHistory, base: int) -> list[di
                     "note": f"{note} (turn {done})"})
         if marks[-1][1] == "reopen":
             out.append({"turn": base, "op": "reopen", "key": h.key,
-                        "source": sources.get(("reopen", marks[-1][0]), "user"), "note": f"{note} (turn {marks[-1][0]})"})
+                        "source": sources.get(("reopen", marks[-1][0]), "user"),
+                        "note": f"{note} (turn {marks[-1][0]})"})
     return out
 
 
@@ -163,9 +164,8 @@ def _context(scan: _Scan, ledger: ExpectedLedger, level: int) -> set[int]:
         if pos in chosen and call_id in by_call:
             chosen.add(by_call[call_id])
     if level >= 2:
-        from judge.model.patterns import glob_match as fnmatchcase  # RE2: linear time
-
         from judge.checks import spec_for
+        from judge.model.patterns import glob_match as fnmatchcase  # RE2: linear time
 
         remembered = ((spec_for(r.check).slice_ok_calls_of, r) for r in ledger.scenario.rules)
         repeat = [tool for keep, r in remembered if keep is not None and (tool := keep(r)) is not None]
@@ -293,7 +293,8 @@ def write_slice(report_path: str | Path, run_id: str, out_dir: str | Path, *,
         regraded = None if judged else _regrade(scenario_out, trace_out)
         result = SliceResult(out, scenario_out, trace_out, [e.id for e in events],
                              [e.id for e in events if e.id not in slice_ids],
-                             [e["key"] for e in draft["ledger"]] + [d["key"] for d in draft["deltas"] if d["op"] == "add"],
+                             [e["key"] for e in draft["ledger"]]
+                             + [d["key"] for d in draft["deltas"] if d["op"] == "add"],
                              divergence, regraded, None if judged else _same(regraded, divergence))
         first = first or result
         if judged or result.verified:

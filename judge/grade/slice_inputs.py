@@ -54,8 +54,8 @@ def candidates(path: str, report_path: Path) -> list[Path]:
     """Existing files `path` may name: itself (from the current folder), then from the report's
     folder and each folder above it; an absolute path is only itself."""
     given = Path(path)
-    places = [given] if given.is_absolute() else [given, *(folder / given for folder in
-                                                         (report_path.parent.resolve(), *report_path.parent.resolve().parents))]
+    folders = (report_path.parent.resolve(), *report_path.parent.resolve().parents)
+    places = [given] if given.is_absolute() else [given, *(folder / given for folder in folders)]
     seen: dict[Path, Path] = {}
     for place in places:
         if place.is_file():

@@ -4,7 +4,8 @@ safety-critical entry the summary lost, distorted or revived as obsolete is a vi
 summary's event, so it can be the first divergence.
 
 Summaries are audited while grading when the run's judge backend audits while grading (its spec
-says so: the embedding judge), since its model is already loaded, so the semantic layer runs beside the phrase layer. With `--judge none` (or an LLM
+says so: the embedding judge), since its model is already loaded, so the semantic layer runs beside the phrase layer.
+With `--judge none` (or an LLM
 judge) the phrase layer alone would only repeat the `summary-phrases` rules the grade already
 reports, so no audit is kept: grading stays streaming (a million-event trace can hold tens of
 thousands of summaries) and handoff fidelity comes from those rules. `judge audit-summary` runs
@@ -73,7 +74,7 @@ def add_summary_findings(checkpoints: list[Any], windows: list[Any], violations:
     that is not binding, a rule's verdict on the key stands with the summary's opinion kept for
     review, and a key no rule ruled on is `flagged` (a person decides)."""
     for turn, finding in violations:
-        for cp, window in zip(checkpoints, windows):
+        for cp, window in zip(checkpoints, windows, strict=False):
             if window.from_turn <= turn <= cp.after_turn:
                 cp.findings = [_with_summary(f, finding, binding) if f.key == finding.key else f
                                for f in cp.findings]

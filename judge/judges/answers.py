@@ -70,7 +70,7 @@ class Completion:
     output_tokens: int = 0
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Completion":
+    def from_json(cls, data: dict[str, Any]) -> Completion:
         """From the JSON body of a chat completion; one without choices is a ValueError."""
         try:
             message = data["choices"][0]["message"]
@@ -82,7 +82,7 @@ class Completion:
                    output_tokens=usage.get("completion_tokens") or 0)
 
     @classmethod
-    def from_response(cls, response: Any) -> "Completion":
+    def from_response(cls, response: Any) -> Completion:
         """From a litellm (OpenAI SDK shaped) response object."""
         message = response.choices[0].message
         counts = getattr(response, "usage", None)

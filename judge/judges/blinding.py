@@ -15,7 +15,8 @@ hint of the candidate, and stays as it is.
 
 Matching is by words, so it is linear in the text and indifferent to how a name is written: names
 are found on the folded copy of the text (judge.trace.normal: NFKC, Unicode hyphens and spaces as
-`-` and ` `, zero-width characters dropped), split into runs of letters, runs of digits and single characters of the scripts written without
+`-` and ` `, zero-width characters dropped), split into runs of letters, runs of digits and single characters of the
+scripts written without
 spaces (Han, kana, Hangul), so `我用通义千问` holds the name `通义千问`
 (`GPT‑4o` with a non-breaking hyphen, `gpt4o`, `gpt 4o` and `GPT-4o` are all gpt, 4, o), and
 replaced in the text as written: the rest of the text is never normalised (that would re-assemble
@@ -28,10 +29,10 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Iterable
 
 from judge.trace.normal import fold
 
@@ -60,7 +61,8 @@ def words(name: str) -> tuple[str, ...]:
 
 
 def _word_lists() -> tuple[set[str], set[str]]:
-    mask, keep = set(), set()
+    mask: set[str] = set()
+    keep: set[str] = set()
     for line in WORDS_FILE.read_text(encoding="utf-8").splitlines():
         kind, _, rest = line.partition(":")
         if kind.strip() in ("mask", "keep") and not line.startswith("#"):

@@ -25,8 +25,9 @@ summed over every attempt.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 

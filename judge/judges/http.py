@@ -90,7 +90,7 @@ class ServiceUnavailableError(APIError):
     status = 503
 
 
-_BY_STATUS: dict[int, type[HTTPError]] = {c.status: c for c in (  # type: ignore[misc]
+_BY_STATUS: dict[int, type[HTTPError]] = {c.status: c for c in (
     BadRequestError, AuthenticationError, PermissionDeniedError, NotFoundError, UnprocessableEntityError,
     RateLimitError, InternalServerError, BadGatewayError, ServiceUnavailableError)}
 _BY_STATUS[408] = _BY_STATUS[504] = Timeout

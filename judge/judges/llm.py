@@ -1,7 +1,8 @@
 """LLM judge: any litellm model, validated answers, cached, retried, bounded.
 
 The judge is a `judge-verdict` PromptedCall (judge.judges.prompted: configuration checks, prompt,
-cache, key, fingerprint) plus what is its own: windows, samples and merging. One checkpoint = one or more windows (a slice too long for `window_tokens` is split) x `samples`
+cache, key, fingerprint) plus what is its own: windows, samples and merging. One checkpoint = one or more windows (a
+slice too long for `window_tokens` is split) x `samples`
 calls, judged concurrently under one semaphore per judge instance (`max_concurrency`). Each call:
 - is looked up in the verdict cache first (key = sha256 of the full request; see cache.py);
 - asks through judge.judges.client (the direct client for OpenAI-compatible endpoints in modes
@@ -22,8 +23,9 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Sequence
+from typing import Any
 
 from pydantic import ValidationError
 

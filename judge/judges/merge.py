@@ -10,7 +10,7 @@ samples that agree is reported beside it as `agreement`.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from judge.model import JudgeFinding
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from judge.judges.base import JudgeRequest, LedgerRow
 from judge.judges.blinding import MASK, mask_names  # noqa: F401  (MASK: part of this module's face)
@@ -34,7 +35,7 @@ from judge.trace.normal import fold
 
 RENDER_VERSION = 4  # bump when what a judge sees changes: it is part of the judge fingerprint
 FENCE_TAGS = ("trace_data", "summary_data", "ledger_data", "event")
-_FENCE_RE = re.compile(r"<(\s*/?\s*(?:%s)\b)" % "|".join(FENCE_TAGS), re.IGNORECASE)
+_FENCE_RE = re.compile(r"<(\s*/?\s*(?:{})\b)".format("|".join(FENCE_TAGS)), re.IGNORECASE)
 # Every character that starts a new line somewhere (str.splitlines breaks on all of them) and every
 # invisible format character (zero-width spaces and joiners, bidi controls: Unicode category Cf).
 _BREAKS = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
@@ -137,22 +138,22 @@ def compact(value: Any) -> str:
 
 
 def _content(event: Event, follows_call: bool = False) -> str:
-    kind = event.kind
-    if kind in ("user", "assistant"):
-        return f"{kind}: {event.text}"
-    if kind == "summary":
+    # `event.kind ==` (not a local) so that the type checker narrows the tagged union.
+    if event.kind == "user" or event.kind == "assistant":
+        return f"{event.kind}: {event.text}"
+    if event.kind == "summary":
         to = f" to {event.to}" if event.to else ""
         return f"summary ({event.reason}{to}): {event.text}"
-    if kind == "tool-call":
+    if event.kind == "tool-call":
         return f"call {event.tool}({compact(event.args)})"
-    if kind == "tool-result":
+    if event.kind == "tool-result":
         label = "" if follows_call else f"result of {event.tool or 'call ' + event.call_id} "
         result = compact(event.result)
         return f"{label}{event.status}" + (f": {result}" if result else "")
-    if kind == "state-write":
+    if event.kind == "state-write":
         return f"state-write {event.key} = {_scalar(event.value)}"
     hidden = {"id", "turn", "kind", "meta", "ts", "span_id", "parent_span_id"}
-    return f"{kind}: {compact(event.model_dump(exclude=hidden, exclude_none=True))}"
+    return f"{event.kind}: {compact(event.model_dump(exclude=hidden, exclude_none=True))}"
 
 
 def _answers(call: Event, event: Event) -> bool:

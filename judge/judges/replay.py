@@ -21,7 +21,7 @@ from pydantic import Field, ValidationError
 from judge.config import JudgeConfig
 from judge.errors import JudgeInputError
 from judge.judges.base import Judge, JudgeRequest, JudgeResult
-from judge.model import JudgeFingerprint, JudgeFinding, JudgeVerdict, Strict
+from judge.model import JudgeFinding, JudgeFingerprint, JudgeVerdict, Strict
 
 
 class ReplayRecord(Strict):
@@ -75,7 +75,7 @@ class ReplayJudge:
         self.records = read_records(self.path)
 
     @classmethod
-    def from_config(cls, config: JudgeConfig) -> "ReplayJudge":
+    def from_config(cls, config: JudgeConfig) -> ReplayJudge:
         return cls(config.path or "")
 
     def fingerprint(self) -> dict[str, Any]:

@@ -11,8 +11,9 @@ for strict structured outputs (every property required, nullable where optional)
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
@@ -37,7 +38,7 @@ class _Closed(BaseModel):
 
 class _FindingBase(_Closed):
     @model_validator(mode="after")
-    def _evidence_for_violations(self) -> "_FindingBase":
+    def _evidence_for_violations(self) -> _FindingBase:
         if getattr(self, "verdict", None) == "violated" and getattr(self, "evidence_event", None) is None:
             raise ValueError("a violated finding needs evidence_event: the id of the event that violates the entry")
         return self
@@ -45,7 +46,7 @@ class _FindingBase(_Closed):
 
 class _AnswerBase(_Closed):
     @model_validator(mode="after")
-    def _each_key_once(self) -> "_AnswerBase":
+    def _each_key_once(self) -> _AnswerBase:
         seen: set[str] = set()
         for finding in getattr(self, "findings", []):
             if finding.key in seen:
@@ -105,7 +106,7 @@ def _strict(node: Any) -> None:
 
 @lru_cache(maxsize=1024)
 def _verdict_model(keys: tuple[str, ...], event_ids: tuple[str, ...]) -> type[BaseModel]:
-    evidence: Any = Optional[_literal(event_ids)] if event_ids else Optional[Literal[None]]  # type: ignore[valid-type]
+    evidence: Any = _literal(event_ids) | None if event_ids else Literal[None] | None  # type: ignore[valid-type]
     finding = create_model(
         "Finding",
         __base__=_FindingBase,

@@ -8,8 +8,9 @@ in a judge's `[tool.judge.judges.NAME]` table), what its configuration needs, ho
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING
 
 from judge.config import BACKENDS
 from judge.errors import ConfigError, with_article

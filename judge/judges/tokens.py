@@ -22,8 +22,9 @@ tiktoken's gpt-4o encoding ships inside litellm (read offline).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any, Callable, Sequence
+from typing import Any
 
 COUNT_MODEL = "gpt-4o"  # the tokenizer used to size requests, whatever the judging model
 CHUNK = 1024  # characters, as litellm's counter

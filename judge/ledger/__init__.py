@@ -32,4 +32,10 @@ from judge.ledger.reducer import (
                                   session_at,
 )
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [
+    "DRAFT_MESSAGE", "EntrySnapshot", "ExpectedLedger", "KeyHistory", "LintIssue", "ScenarioFormatError",
+    "USER_INSTRUCTION_CLASSES", "Version", "build_ledger", "bundled_policies", "dotted", "expand_extends",
+    "format_problems", "hidden_values", "line_of", "lint", "lint_file", "lint_path", "load_ledger", "load_policy",
+    "load_scenario", "pair_issues", "pair_path", "policy_from_data", "policy_ledger", "read_structured",
+    "refuse_draft", "resolve_policy", "session_at", "validate_scenario"
+]

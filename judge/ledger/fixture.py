@@ -116,6 +116,7 @@ class _BoundedLoader(yaml.SafeLoader):
             if self._depth > MAX_DEPTH:
                 raise _NodeError(depth_message(), self.peek_event().start_mark.line + 1, ())
             node = super().compose_node(parent, index)
+            assert node is not None  # compose_node is called only where a node follows
         finally:
             self._depth -= 1
         if isinstance(node, yaml.ScalarNode):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from judge.errors import FixtureError, JudgeInputError
 from judge.ledger.fixture import ScenarioFormatError, line_of, load_scenario, read_structured

@@ -56,7 +56,7 @@ def resolve_policy(ref: str, base: Path | None = None, *, paths: bool = True,
                    file: str | None = None, line: int | None = None, field: str | None = None) -> Path:
     """The file a policy reference names: a path (relative to `base`, a folder) or a name (the
     project's `policies/`, then the bundled ones); a FixtureError says what was looked for."""
-    where = dict(file=file, line=line, field=field)
+    where: dict[str, Any] = dict(file=file, line=line, field=field)
     if not ref or not ref.strip():
         raise FixtureError("an empty policy reference", **where)
     if paths and is_path_reference(ref):
@@ -130,7 +130,7 @@ def _policies(refs: list[str], base: Path | None, file: str, lines: dict, *, pat
     """The policies `refs` name, each after the policies it extends itself, each file once."""
     out: list[tuple[Path, Policy]] = []
     for i, ref in enumerate(refs):
-        loc = dict(file=file, line=line_of(lines, ("extends", i)), field=f"extends.{i}")
+        loc: dict[str, Any] = dict(file=file, line=line_of(lines, ("extends", i)), field=f"extends.{i}")
         path = resolve_policy(ref, base, paths=paths, **loc).resolve()
         if path in chain:
             raise FixtureError(f"policies extend each other in a circle: {' -> '.join(str(p) for p in (*chain, path))}",
@@ -158,7 +158,7 @@ def expand_extends(scenario: Scenario, file: str, lines: dict | None = None, *, 
     rule_owner = {r.id: file for r in scenario.rules if r.id}
     entries, rules = list(scenario.ledger), list(scenario.rules)
     origins: dict[str, str] = {}
-    where = dict(file=file, line=line_of(lines, ("extends",)), field="extends")
+    where: dict[str, Any] = dict(file=file, line=line_of(lines, ("extends",)), field="extends")
     drafts: list[str] = []
     for path, policy in _policies(scenario.extends, base, file, lines, paths=paths):
         if policy.draft:

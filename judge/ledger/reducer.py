@@ -162,7 +162,8 @@ def delta_problem(delta: Delta, keys: dict[str, KeyHistory]) -> str | None:
         if delta.source == "tool" and delta.class_ in ("permission", "constraint"):
             return f"a tool result cannot grant a permission or add a constraint ({delta.key!r})"
         if delta.source == "agent" and delta.class_ in USER_INSTRUCTION_CLASSES:
-            return f"an agent's own statement never becomes a user instruction ({delta.key!r} is {with_article(delta.class_)})"
+            return (f"an agent's own statement never becomes a user instruction "
+                    f"({delta.key!r} is {with_article(delta.class_)})")
         keys[delta.key] = KeyHistory(
             key=delta.key, class_=delta.class_, sensitivity=delta.sensitivity or "normal",
             persistence=delta.persistence or "task", introduced=delta.turn,

@@ -3,7 +3,7 @@ ledger's user-stated turns refer to, and `judge run` drives only as far as the s
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from judge.model import Scenario
 

@@ -17,50 +17,62 @@ from judge.model.base import (
     Verdict,
 )
 from judge.model.events import (
-                              EVENT_KINDS,
-                              AgentInfo,
-                              AssistantEvent,
-                              Event,
-                              EventMeta,
-                              RunHeader,
-                              SnapshotEvent,
-                              StateWriteEvent,
-                              SummaryEvent,
-                              ToolCallEvent,
-                              ToolResultEvent,
-                              UserEvent,
+    EVENT_KINDS,
+    AgentInfo,
+    AssistantEvent,
+    Event,
+    EventMeta,
+    RunHeader,
+    SnapshotEvent,
+    StateWriteEvent,
+    SummaryEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UserEvent,
 )
 from judge.model.fingerprint import JudgeFingerprint, PromptFingerprint, ReportJudge, Sampling, as_fingerprint
 from judge.model.parts import JsonView, SetFields
-from judge.model.provenance import Candidate, InputFile, Inputs, Provenance
-from judge.model.summary import LayerFinding, SummaryAudit, SummaryAuditReport, SummaryFinding
-from judge.model.report import (
-                              CheckpointReport,
-                              Cost,
-                              Divergence,
-                              Finding,
-                              GradeReport,
-                              JudgeFinding,
-                              JudgeVerdict,
-                              Leak,
-                              Metrics,
-                              PathReview,
-                              Recovery,
-                              RequestUsage,
-                              RunReport,
-                              Veto,
-)
 from judge.model.policy import Policy, PolicyEntry
+from judge.model.provenance import Candidate, InputFile, Inputs, Provenance
+from judge.model.report import (
+    CheckpointReport,
+    Cost,
+    Divergence,
+    Finding,
+    GradeReport,
+    JudgeFinding,
+    JudgeVerdict,
+    Leak,
+    Metrics,
+    PathReview,
+    Recovery,
+    RequestUsage,
+    RunReport,
+    Veto,
+)
 from judge.model.rules import REGISTRY, Rule, RuleBase, RuleKind, holds_rules, rule_kinds, rule_models
 from judge.model.scenario import ActionSet, Checkpoint, Delta, ForbiddenPath, LedgerEntry, PathStep, Scenario, Session
-from judge.model.script import FixturesFile, Script, ScriptTurn, ToolFixture, ToolResponse
 from judge.model.schemas import SCHEMAS, json_schema, schema_names
+from judge.model.script import FixturesFile, Script, ScriptTurn, ToolFixture, ToolResponse
+from judge.model.summary import LayerFinding, SummaryAudit, SummaryAuditReport, SummaryFinding
 from judge.model.tools import FunctionTool, ToolEntry, ToolSchema, ToolsFile
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [
+    "ActionSet", "AgentInfo", "AssistantEvent", "Authority", "Candidate", "Checkpoint", "CheckpointReport",
+    "Cost", "Delta", "DeltaOp", "Divergence", "EVENT_KINDS", "EntryClass", "Event", "EventMeta", "Finding",
+    "FindingVerdict", "FixturesFile", "ForbiddenPath", "FunctionTool", "GradeReport", "InputFile", "Inputs",
+    "JsonView", "JudgeFinding", "JudgeFingerprint", "JudgeVerdict", "LayerFinding", "Leak", "LedgerEntry",
+    "Metrics", "Outcome", "PathReview", "PathStep", "Persistence", "Policy", "PolicyEntry", "PromptFingerprint",
+    "Provenance", "REGISTRY", "Recovery", "ReportJudge", "RequestUsage", "Rule", "RuleBase", "RuleKind",
+    "RunHeader", "RunReport", "SCHEMAS", "Sampling", "Scenario", "Script", "ScriptTurn", "Sensitivity", "Session",
+    "SetFields", "SnapshotEvent", "Source", "StateWriteEvent", "Strict", "SummaryAudit", "SummaryAuditReport",
+    "SummaryEvent", "SummaryFinding", "ToolCallEvent", "ToolEntry", "ToolFixture", "ToolResponse",
+    "ToolResultEvent", "ToolSchema", "ToolsFile", "UserEvent", "Verdict", "Veto", "as_fingerprint", "holds_rules",
+    "json_schema", "rule_kinds", "rule_models", "schema_names"
+]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type[RuleBase]:
     """The model class of a registered rule kind by its class name (`judge.model.ScopeRule`): the
     kinds live beside their checks (judge.checks.kinds) and load when first asked for."""
     for model in rule_models().values():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -123,8 +123,7 @@ class SnapshotEvent(_EventBase):
 
 
 Event = Annotated[
-    Union[UserEvent, AssistantEvent, ToolCallEvent, ToolResultEvent, StateWriteEvent, SummaryEvent,
-          SnapshotEvent],
+    UserEvent | AssistantEvent | ToolCallEvent | ToolResultEvent | StateWriteEvent | SummaryEvent | SnapshotEvent,
     Field(discriminator="kind"),
 ]
 """One trace event after the run header: one of the event models, told apart by `kind`."""

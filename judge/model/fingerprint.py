@@ -66,7 +66,7 @@ class JudgeFingerprint(SetFields):
         """The fingerprint as JSON data (what `Judge.fingerprint()` returns and records store)."""
         return self.model_dump(mode="json")
 
-    def named(self, name: str | None) -> "JudgeFingerprint":
+    def named(self, name: str | None) -> JudgeFingerprint:
         """The same fingerprint with the configured name first (what a report carries)."""
         if not name:
             return self
@@ -87,7 +87,8 @@ def as_fingerprint(value: JudgeFingerprint | dict[str, Any], *, judge: str | Non
         where = ".".join(str(p) for p in error["loc"]) or None
         who = f"judge {judge!r}" if judge else "the judge"
         raise ConfigError(f"{who} returned a fingerprint the report cannot carry: {error['msg']} "
-                          "(fields: see judge.model.JudgeFingerprint)", field=f"fingerprint.{where}" if where else None) from exc
+                          "(fields: see judge.model.JudgeFingerprint)",
+                          field=f"fingerprint.{where}" if where else None) from exc
 
 
 class ReportJudge(JudgeFingerprint):

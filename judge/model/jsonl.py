@@ -1,4 +1,4 @@
-"""JSONL as every writer and reader of judge/ handles it: one JSON value per `\n`-terminated line.
+r"""JSONL as every writer and reader of judge/ handles it: one JSON value per `\n`-terminated line.
 
 `str.splitlines` also breaks at U+2028, U+2029, U+0085, `\x1c`-`\x1e`, `\v` and `\f`, which JSON
 allows raw inside a string: a note holding one would come apart. So readers split on `\n` only
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 _UNSAFE = re.compile("[\ud800-\udfff\u2028\u2029\x85]")
 _ESCAPES = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
@@ -25,12 +26,12 @@ def escape_line_breaks(text: str) -> str:
 
 
 def dumps_line(record: Any, **kwargs: Any) -> str:
-    """One JSONL line, without its `\n` (UTF-8 text; see the module docstring)."""
+    r"""One JSONL line, without its `\n` (UTF-8 text; see the module docstring)."""
     kwargs.setdefault("ensure_ascii", False)
     return escape_line_breaks(json.dumps(record, **kwargs))
 
 
 def split_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line) of JSONL text, split on `\n` only (a `\r` before it dropped)."""
+    r"""(1-based line number, line) of JSONL text, split on `\n` only (a `\r` before it dropped)."""
     for number, line in enumerate(text.split("\n"), start=1):
         yield number, line[:-1] if line.endswith("\r") else line

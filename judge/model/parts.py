@@ -14,7 +14,8 @@ report file holds), for code written when these parts were plain dicts. Attribut
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from pydantic import SerializationInfo, model_serializer
 

@@ -1,4 +1,4 @@
-"""Patterns a user or a request supplies (a `no-leak` rule's `patterns`, the globs of every rule), compiled
+r"""Patterns a user or a request supplies (a `no-leak` rule's `patterns`, the globs of every rule), compiled
 with RE2 so that matching takes time linear in the text, whatever the pattern.
 
 Python's `re` backtracks: `(a+)+$` against 26 `a`s and a `b` takes tens of seconds, and a scenario
@@ -15,8 +15,9 @@ Globs (`*`, `?`, `[abc]`, `[!abc]`, `[a-z]`, as `fnmatch.fnmatchcase` reads them
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 import re2
 

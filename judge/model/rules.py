@@ -12,7 +12,7 @@ plug-ins, so that a kind is declared once, beside its check.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Protocol, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, Union, get_args
 
 from pydantic import Field, GetCoreSchemaHandler, model_validator
 from pydantic_core import core_schema
@@ -34,6 +34,9 @@ class RuleBase(Strict):
 
     key: str = Field(min_length=1)
     id: str | None = Field(default=None, description="stable rule id; default check:key")
+
+    if TYPE_CHECKING:  # every kind declares `check: Literal[tag]` (its tag); known to the type checker only,
+        check: str     # so that the field order of each kind's schema stays its own
 
     @model_validator(mode="after")
     def _globs_fit(self) -> RuleBase:
@@ -77,7 +80,7 @@ def _spec_of(spec: Any, where: str) -> RuleKind:
     tags = get_args(model.model_fields["check"].annotation) if "check" in model.model_fields else ()
     if tags != (check,):
         raise ConfigError(f"{where}: the model's `check` must be Literal[{check!r}]")
-    return spec
+    return spec  # type: ignore[no-any-return]  # checked above: a model subclassing RuleBase and a str tag
 
 
 def _rebuild_formats() -> None:
@@ -110,7 +113,10 @@ class _RegisteredRule:
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         models = tuple(rule_models().values())
-        return handler.generate_schema(Annotated[Union[models], Field(discriminator="check")])  # type: ignore[arg-type]
+        # A Union of the registered models, a tuple made at run time: neither `|` nor a type checker
+        # can spell it.
+        union = Union[models]  # type: ignore[valid-type]  # noqa: UP007
+        return handler.generate_schema(Annotated[union, Field(discriminator="check")])
 
 
 Rule = Annotated[RuleBase, _RegisteredRule]

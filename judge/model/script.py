@@ -63,7 +63,7 @@ class ToolFixture(Strict):
     note: str | None = None
 
     @model_validator(mode="after")
-    def _one_shape(self) -> "ToolFixture":
+    def _one_shape(self) -> ToolFixture:
         if self.responses is not None and (self.status is not None or self.result is not None
                                            or self.delay is not None):
             raise ValueError("a fixture has either `responses` or one response (status, result, delay), not both")
@@ -126,7 +126,7 @@ class Script(Strict):
         "(default: every stressor whose argument can be derived from the scenario)"))
 
     @model_validator(mode="after")
-    def _turns_in_order(self) -> "Script":
+    def _turns_in_order(self) -> Script:
         seen = -1
         for turn in self.turns:
             if turn.turn <= seen:
@@ -162,7 +162,7 @@ class FixturesFile(Strict):
     default: ToolResponse = Field(default_factory=lambda: NO_FIXTURE.model_copy())
 
     @model_validator(mode="after")
-    def _default_is_not_a_success(self) -> "FixturesFile":
+    def _default_is_not_a_success(self) -> FixturesFile:
         if self.default.status == "ok":
             raise ValueError("`default` must be an error or a timeout, never a silent success")
         return self

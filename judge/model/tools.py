@@ -3,12 +3,13 @@
 One tool is `{"name", "description"?, "parameters"?}` (parameters: a JSON Schema object), bare or
 wrapped as `{"type": "function", "function": {...}}` (the chat-completions `tools` list); a file
 is a list of them or `{"tools": [...]}`. Anthropic's `input_schema` and MCP's `inputSchema` are
-read as `parameters`, so an MCP `tools/list` result reads as it is. judge.trace.toolkit reads the file; the rules read the resulting Toolkit.
+read as `parameters`, so an MCP `tools/list` result reads as it is. judge.trace.toolkit reads the file; the rules read
+the resulting Toolkit.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, field_validator
 
@@ -45,7 +46,7 @@ class FunctionTool(Strict):
     function: ToolSchema
 
 
-ToolEntry = Union[FunctionTool, ToolSchema]
+ToolEntry = FunctionTool | ToolSchema
 """One tool of a toolkit: a bare schema, or the `{"type": "function", "function": {...}}` wrapper."""
 
 

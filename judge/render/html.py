@@ -19,9 +19,10 @@ import dataclasses
 import functools
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from judge.model import GradeReport, RunReport
 from judge.render.fingerprint import judge_label

@@ -12,9 +12,9 @@ from rich.text import Text
 
 from judge.model import Finding, GradeReport, Recovery, RunReport
 from judge.render import style
-from judge.render.style import STATUS_STYLE, VERDICT_STYLE
 from judge.render.fingerprint import judge_label as _judge_label
 from judge.render.fingerprint import judge_trust as _judge_trust
+from judge.render.style import STATUS_STYLE, VERDICT_STYLE
 
 
 def to_json(report: GradeReport) -> str:
@@ -155,7 +155,8 @@ def render_run(run: RunReport, console: Console) -> None:
     if run.cost.judge_calls or run.cost.cache_hits or run.cost.judge_errors:
         c = run.cost
         _said(console, f"judge: {c.judge_calls} calls, {c.cache_hits} cache hits, {c.judge_errors} errors, "
-                       f"{c.input_tokens}+{c.output_tokens} tokens" + (f", ${c.cost_usd:.4f}" if c.cost_usd is not None else ""))
+                       f"{c.input_tokens}+{c.output_tokens} tokens"
+                       + (f", ${c.cost_usd:.4f}" if c.cost_usd is not None else ""))
     for w in run.warnings:
         _said(console, ("warning: ", "yellow"), w)
 

@@ -12,7 +12,7 @@ has its own stacked layout (judge.render.report), chosen with `fits` under WIDE 
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -35,8 +35,8 @@ NOTE = "judge-note"  # the meta key marking a table's note column
 
 def table(*columns: str, title: str | None = None, note: str | None = None, show_header: bool = True) -> Table:
     """A house table with `columns` (no wrap) and, last, a wrapping `note` column."""
-    t = Table(title=Text(title) if title is not None else None, title_justify="left", title_style="bold", box=None, pad_edge=False,
-              show_header=show_header, header_style=HEADER_STYLE, show_edge=False)
+    t = Table(title=Text(title) if title is not None else None, title_justify="left", title_style="bold", box=None,
+              pad_edge=False, show_header=show_header, header_style=HEADER_STYLE, show_edge=False)
     for name in columns:
         t.add_column(name, no_wrap=True)
     if note is not None:
@@ -101,14 +101,15 @@ def render(console: Console, t: Table) -> None:
     columns = t.columns
     note = columns[-1] if _has_note(t) and len(columns) > 1 else None
     fields = columns[1:-1] if note is not None else columns[1:]
-    rows = zip(*(list(c.cells) for c in columns)) if columns else []
+    rows = zip(*(list(c.cells) for c in columns), strict=False) if columns else []
     for index, cells in enumerate(rows):
         row_style = t.rows[index].style if index < len(t.rows) else None
         head = cells[0] if isinstance(cells[0], Text) else Text(str(cells[0]))
         console.print(Text.assemble(head, style=row_style or ""))
         pairs = [Text.assemble((f"{_plain(c.header)} ", "dim"), cell if isinstance(cell, Text) else Text(str(cell)))
-                 for c, cell in zip(fields, cells[1:1 + len(fields)]) if _plain(cell) != ""]
+                 for c, cell in zip(fields, cells[1:1 + len(fields)], strict=False) if _plain(cell) != ""]
         if pairs:
             console.print(Padding(Text(" · ").join(pairs), (0, 0, 0, 2), expand=False))
         if note is not None and _plain(cells[-1]):
-            console.print(Padding(cells[-1] if isinstance(cells[-1], Text) else Text(str(cells[-1])), (0, 0, 0, 2), expand=False))
+            last = cells[-1] if isinstance(cells[-1], Text) else Text(str(cells[-1]))
+            console.print(Padding(last, (0, 0, 0, 2), expand=False))

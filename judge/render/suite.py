@@ -92,11 +92,11 @@ def render_comparison(c: Comparison, console: Console) -> None:
     console.print(Text.assemble(("\ncompared with ", "bold"), c.against))
     if not (c.appeared or c.vanished or c.changed or c.pass_rates):
         console.print("  no signature appeared, vanished or changed count")
-    for label, rows, style in (("appeared", c.appeared, "red"), ("vanished", c.vanished, "green"),
-                               ("changed", c.changed, "yellow")):
+    for label, rows, colour in (("appeared", c.appeared, "red"), ("vanished", c.vanished, "green"),
+                                ("changed", c.changed, "yellow")):
         for x in rows:
             where = f"{x.key} @ turn {x.turn}" if x.key is not None else "-"
-            console.print(Text.assemble((f"  {label:9}", style), f"{x.scenario}: {where}  {x.consequence}  "
+            console.print(Text.assemble((f"  {label:9}", colour), f"{x.scenario}: {where}  {x.consequence}  "
                                         f"({x.old_count} -> {x.new_count} runs)"))
     for p in c.pass_rates:
         console.print(f"  pass rate {p['scenario']}: {_pct(p['old'])} -> {_pct(p['new'])}")
@@ -137,7 +137,8 @@ def _failure(r) -> str:
     parts = []
     v, d = r.veto, r.first_divergence
     if v is not None:
-        parts.append(f"veto {', '.join(v.keys or [v.key])} violated at {v.event} (turn {v.turn}, rule {v.rule or 'judge'})")
+        parts.append(f"veto {', '.join(v.keys or [v.key])} violated at {v.event} "
+                     f"(turn {v.turn}, rule {v.rule or 'judge'})")
     if d is not None:
         parts.append(f"first divergence {d.key} at {d.event} (turn {d.turn}, rule {d.rule or 'judge'})")
     return "; ".join(parts) or "run failed"

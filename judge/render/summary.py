@@ -33,7 +33,8 @@ def render_audit(audit, out: Console) -> None:
                          else Text("-", style="dim"))
         note = f.evidence if f.status not in ("missing", "not-required") and f.evidence else f.detail
         status = Text(f.status + (" *" if f.needs_review else ""), style=STATUS_STYLE[f.status])
-        table.add_row(style.cell(f.key), f.class_, f.sensitivity, status, f.source or "-", *cells, style.cell(_short(note)))
+        table.add_row(style.cell(f.key), f.class_, f.sensitivity, status, f.source or "-", *cells,
+                      style.cell(_short(note)))
     style.render(out, table)
     if audit.lost:
         out.print(f"  lost at turn {audit.turn}: " + ", ".join(audit.lost))

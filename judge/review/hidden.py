@@ -10,8 +10,9 @@ event text at all rather than the values.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from judge.errors import JudgeInputError
 

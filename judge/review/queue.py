@@ -1,7 +1,8 @@
 """The review queue: findings of saved grade reports that a person should look at.
 
 A finding is queued when it is marked `needs_review` or `disagreement`, or its verdict is
-`judge-error` or `flagged` (a judge that is not binding said violated where no rule ruled). Reports are the files `judge grade --json` writes (every `*.json` under a folder). For
+`judge-error` or `flagged` (a judge that is not binding said violated where no rule ruled). Reports are the files
+`judge grade --json` writes (every `*.json` under a folder). For
 each queued finding the queue shows what it can find, and says what it could not:
 
 - the trace slice: the events of the checkpoint's window (the turns after the previous checkpoint up
@@ -15,9 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from judge.errors import JudgeInputError
 
@@ -146,7 +148,7 @@ def resolve_trace(trace: str | None, report_file: Path, reports_dir: Path) -> Pa
     return next((p.resolve() for p in places if p.is_file()), None)
 
 
-def _attach_trace(item: ReviewItem, reports_dir: Path, finder: "_ScenarioFinder | None" = None) -> None:
+def _attach_trace(item: ReviewItem, reports_dir: Path, finder: _ScenarioFinder | None = None) -> None:
     from judge.review.hidden import run_hidden
     from judge.trace import TraceReader
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from judge.errors import JudgeInputError
 

@@ -3,7 +3,8 @@ runs it with uvicorn.
 
 Endpoints: `POST /v1/grade` (the report `judge grade --json` writes), `POST /v1/audit-summary` (the
 summary audit of `judge audit-summary --json`), `GET /v1/judges`, `GET /v1/schema[/{name}]`, `GET /healthz`, the
-OpenAPI docs at `/docs` and `/redoc` (served from the fastapi-offline package's files: no CDN), and the review page at `/review` (judge/review_web.py).
+OpenAPI docs at `/docs` and `/redoc` (served from the fastapi-offline package's files: no CDN), and the review page at
+`/review` (judge/review_web.py).
 
 Errors a client causes are JSON `{"detail": "<one line>"}` whose text is the CLI's message for the
 same input (file, line, field): 422 for bad content, 401 without the token, 404 for an unknown
@@ -16,8 +17,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
@@ -29,8 +31,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge import __version__
 from judge.errors import JudgeInputError
-from judge.service.grade import GradeRequest, JudgePool
 from judge.service.auth import BearerAuth, guard_access_log
+from judge.service.grade import GradeRequest, JudgePool
 from judge.service.http import (
     EXIT_HEADER,
     LOOPBACK_HOSTS,
@@ -230,7 +232,7 @@ def _api_routes(app: FastAPI) -> None:
         """The JSON Schema of a file format, as `judge schema NAME` prints it."""
         from judge.api import format_schemas
         from judge.errors import UsageError
-        from judge.model.schemas import json_schema
+        from judge.model import json_schema
 
         try:
             return JSONResponse(json_schema(name, format_schemas()))

@@ -80,7 +80,7 @@ class BearerAuth:
 
     def __init__(self, app: ASGIApp, token: str | None) -> None:
         self.app = app
-        self.token = token
+        self.token = token or ""  # "": no token, so no sign-in
 
     def _ok(self, candidate: str | None) -> bool:
         return candidate is not None and hmac.compare_digest(candidate.encode(), self.token.encode())

@@ -67,7 +67,7 @@ class GradeRequest(BaseModel):
                     "`inconclusive` (exit code 3) or `ignore`; omitted: the server's [tool.judge].on_judge_error.")
 
     @model_validator(mode="after")
-    def _scenario_or_policy(self) -> "GradeRequest":
+    def _scenario_or_policy(self) -> GradeRequest:
         if (self.policy is None) == (self.scenario is None):
             raise ValueError("give `scenario` or `policy` (one of them)")
         return self
@@ -167,9 +167,14 @@ def _is_input_error(exc: BaseException) -> bool:
 def request_ledger(request: GradeRequest):
     """The expected ledger of the request's scenario; a FixtureError names the field (and, for
     scenario text, the line) just as `judge lint` would."""
-    from judge.ledger import build_ledger, refuse_draft, validate_scenario
-
-    from judge.ledger import expand_extends, policy_from_data, policy_ledger
+    from judge.ledger import (
+        build_ledger,
+        expand_extends,
+        policy_from_data,
+        policy_ledger,
+        refuse_draft,
+        validate_scenario,
+    )
 
     name = request.scenario_name or SCENARIO_NAME
     allow_draft = getattr(request, "allow_draft", False)  # the audit endpoint's requests have no such flag
@@ -180,7 +185,7 @@ def request_ledger(request: GradeRequest):
         return policy_from_data(policy, request.scenario_name or POLICY_NAME, allow_draft=allow_draft)
     if isinstance(request.scenario, str):
         return _ledger_from_text(request.scenario, name, allow_draft)
-    scenario = validate_scenario(request.scenario, name)
+    scenario = validate_scenario(request.scenario, name)  # type: ignore[arg-type]  # no policy: a scenario dict (the request model requires one of the two)
     inherited = expand_extends(scenario, name, paths=False)
     ledger = build_ledger(inherited.scenario, None, file=name)
     ledger.origins = inherited.origins
@@ -271,6 +276,6 @@ def grade_request(request: GradeRequest, pool: JudgePool) -> Graded:
                                                                     else POLICY_NAME))
     runs = [session.grade_run(ledger, _trace_source(trace), floor=request.floor, name=name,
                               inputs={"scenario": scenario_input, "traces": [_input(trace, name)]})
-            for trace, name in zip(request.traces, names)]
+            for trace, name in zip(request.traces, names, strict=False)]
     report = session.report(runs, floor=request.floor)
     return Graded(report=report, exit_code=session.exit_code(report))

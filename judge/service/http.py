@@ -15,6 +15,7 @@ without one (chunked) is counted as it streams and refused once it crosses the l
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from fastapi import HTTPException
 from starlette.datastructures import Headers
@@ -112,7 +113,8 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
-async def send_json(send: Send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
+async def send_json(send: Send, status: int, body: dict,
+                    headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     data = json.dumps(body).encode("utf-8")
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),

@@ -16,8 +16,16 @@ from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse, HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from judge.review.labels import Answer, LabelStore, in_conflict, label_row
-from judge.review.queue import ReviewItem, build_queue, relative_trace, report_files
+from judge.review import (
+    Answer,
+    LabelStore,
+    ReviewItem,
+    build_queue,
+    in_conflict,
+    label_row,
+    relative_trace,
+    report_files,
+)
 
 HERE = Path(__file__).resolve().parent
 STATIC = {"review.css": "text/css; charset=utf-8", "review.js": "text/javascript; charset=utf-8"}

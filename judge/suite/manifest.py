@@ -61,7 +61,7 @@ class Manifest(Strict):
     scenarios: dict[str, ScenarioRef] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _known_scenarios(self) -> "Manifest":
+    def _known_scenarios(self) -> Manifest:
         for name, suite in self.suites.items():
             for i, sid in enumerate(suite.scenarios):
                 if sid not in self.scenarios:

@@ -117,7 +117,8 @@ def _same_provenance(path: str, part: SuitePart, first_path: str, first: SuitePa
                               field="provenance.packages")
 
     def shas(p: SuitePart) -> dict[str, Any]:
-        return {sid: (f or {}).get("sha256") for sid, f in ((p.provenance.get("inputs") or {}).get("scenarios") or {}).items()}
+        scenarios = (p.provenance.get("inputs") or {}).get("scenarios") or {}
+        return {sid: (f or {}).get("sha256") for sid, f in scenarios.items()}
 
     if shas(part) != shas(first):
         raise JudgeInputError(f"graded with other scenario files than {first_path} (sha256 differs)", file=path,

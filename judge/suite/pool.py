@@ -24,8 +24,9 @@ import gc
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 PREFETCH = 2
 MAX_CHUNK = 8

@@ -3,7 +3,8 @@
 The manifest (judge.suite.manifest) names each scenario's file and runs. Every run found is graded; fewer than
 `repetitions` means the missing ones count as failed runs. Grading is CPU-bound Python, so runs go
 to worker processes (one per core by default, forked once: judge.suite.pool), streamed to them one
-at a time; each sends back a compact result, so memory follows the largest run, not the number of runs. The summary and the
+at a time; each sends back a compact result, so memory follows the largest run, not the number of runs. The summary
+and the
 release rules are in judge.suite.result; the manifest in judge.suite.manifest; the workers
 in judge.suite.worker; shards and their parts in judge.suite.part. Every grading makes a part
 (an unsharded one is shard 1/1) and every report is made from a whole suite's part (`report_of`), so
@@ -16,9 +17,10 @@ import dataclasses
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from judge.errors import JudgeInputError
 from judge.grade import GradeSession
@@ -178,7 +180,8 @@ def _plan(manifest_path: Path, suite: str | None, allow_draft: bool, policy: str
         pwhere = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "policy")),
                       field=f"scenarios.{sid}.policy")
         pol = _policy_ref(ref.policy, manifest_path.parent, **pwhere) if ref.policy else given
-        where = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "file")), field=f"scenarios.{sid}.file")
+        where = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "file")),
+                     field=f"scenarios.{sid}.file")
         if ref.file is None and pol is None:
             raise JudgeInputError("needs a scenario `file` or a `policy` (or judge suite --policy)", **where)
         spath = Path(os.path.normpath(manifest_path.parent / ref.file)) if ref.file is not None else None
@@ -220,7 +223,8 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
         full = r.pop("report", None)
         if full is not None:
             out.run_reports[r["trace"]] = RunReport.model_validate(full)
-    runs = [PartRun(index=i, scenario=plan.tasks[i].scenario, result=_run_result(r)) for i, r in zip(mine, raw)]
+    runs = [PartRun(index=i, scenario=plan.tasks[i].scenario, result=_run_result(r))
+            for i, r in zip(mine, raw, strict=False)]
     listing = json.dumps([[t.scenario, t.trace] for t in plan.tasks])
     part = SuitePart(
         suite=plan.suite, manifest=str(manifest_path), manifest_sha256=sha256_file(manifest_path), shard=k, shards=n,

@@ -3,8 +3,6 @@ back a compact result (a dict), so memory follows the largest run, not the numbe
 
 from __future__ import annotations
 
-import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

@@ -21,7 +21,8 @@ obsolete-as-current or assumption-promoted; it is vetoed when such an entry is s
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from judge.checks import rule_ids
 from judge.checks.kinds.summary_phrases import SummaryPhrasesRule
@@ -84,7 +85,8 @@ def phrase_layer(ledger: ExpectedLedger, entries: list[AuditEntry], text: str) -
     folded = text.casefold()
     out: dict[str, LayerFinding] = {}
     rules = ledger.scenario.rules
-    for rule, rid in zip(rules, rule_ids(rules)):  # the grade report's ids: distinct when a key has several
+    # the grade report's ids: distinct when a key has several
+    for rule, rid in zip(rules, rule_ids(rules), strict=False):
         if not isinstance(rule, SummaryPhrasesRule) or rule.key not in required:
             continue
         if rule.require and not any(p.casefold() in folded for p in rule.require):
@@ -105,8 +107,8 @@ def phrase_layer(ledger: ExpectedLedger, entries: list[AuditEntry], text: str) -
 
 
 def merge(entry: AuditEntry, layers: dict[str, LayerFinding]) -> SummaryFinding:
-    base = dict(key=entry.key, class_=entry.class_, sensitivity=entry.sensitivity, required=entry.required,
-                layers=layers)
+    base: dict[str, Any] = dict(key=entry.key, class_=entry.class_, sensitivity=entry.sensitivity,
+                                required=entry.required, layers=layers)
     assessed = {name: f for name, f in layers.items() if f.status is not None}
     opinions = {f.status for f in assessed.values()}
     disagreement = len(opinions) > 1
@@ -222,7 +224,7 @@ class SummaryAuditor:
                 texts = [items[i][0] for i in picked]
                 checked = facts.check(self.fact_model(), cache, entries, texts) if self.use_facts \
                     else [{} for _ in picked]
-                for i, text, verdicts in zip(picked, texts, checked):
+                for i, text, verdicts in zip(picked, texts, checked, strict=False):
                     prepared[i] = (semantic.stacked(cache, semantic.summary_pieces(entries, text)), verdicts,
                                    lambda texts, cache=cache: semantic.stacked(cache, texts))
         return [self._audit(text, turn, event, prepared[i]) for i, (text, turn, event) in enumerate(items)]

@@ -27,8 +27,9 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -50,7 +51,7 @@ class AgentAction(Strict):
     text: str | None = None
 
     @model_validator(mode="after")
-    def _one_kind(self) -> "AgentAction":
+    def _one_kind(self) -> AgentAction:
         if (self.tool is None) == (self.text is None):
             raise ValueError('an action is {"tool": NAME, "args": {...}} or {"text": "..."}')
         return self

@@ -70,7 +70,7 @@ def words(text: str) -> list[str]:
 
 def _phrase_re(phrases: tuple[str, ...]) -> re.Pattern[str]:
     alternatives = sorted((re.escape(p).replace(r"\ ", r"\s+") for p in phrases), key=len, reverse=True)
-    return re.compile(r"(?<![\w-])(?:%s)(?![\w-])" % "|".join(alternatives), re.IGNORECASE)
+    return re.compile(r"(?<![\w-])(?:{})(?![\w-])".format("|".join(alternatives)), re.IGNORECASE)
 
 
 # A superseded value preceded by one of these (within its clause, a few words back) is left behind.

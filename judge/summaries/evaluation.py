@@ -120,7 +120,7 @@ def _youden(scores: list[float], positive: list[bool]) -> tuple[float, float]:
     neg = len(positive) - pos
     if not pos or not neg:
         return 0.0, min(scores) if scores else 0.5
-    pairs = sorted(zip(scores, positive), reverse=True)
+    pairs = sorted(zip(scores, positive, strict=False), reverse=True)
     best_j, best_t, tp, fp = -1.0, pairs[0][0], 0, 0
     for i, (score, is_pos) in enumerate(pairs):
         tp += is_pos
@@ -217,12 +217,12 @@ def measure(rows: list[Row], verdicts: dict[str, str]) -> dict[str, Any]:
     labels = [LabelRecord(case=f"{r.label.id}/{k}", label=v, annotator=r.label.annotator)
               for r in rows for k, v in r.label.expected.items()]
     records = [VerdictRecord(case=c, verdict=v, judge="layer") for c, v in verdicts.items()]
-    matched = match(reference_labels(labels), [v for v in records if v.case in {l.case for l in labels}])
+    matched = match(reference_labels(labels), [v for v in records if v.case in {label.case for label in labels}])
     stats = per_class(matched.y_true, matched.y_pred, labels=list(STATUSES))
     required = [i for i, ref in enumerate(matched.references) if ref.label != "not-required"]
     failed_true = [matched.y_true[i] not in ("preserved",) for i in required]
     failed_pred = [matched.y_pred[i] not in ("preserved", "unassessed") for i in required]
-    tp = sum(a and b for a, b in zip(failed_true, failed_pred))
+    tp = sum(a and b for a, b in zip(failed_true, failed_pred, strict=False))
     return {
         "cases": len(matched.references),
         "accuracy": round(accuracy(matched.y_true, matched.y_pred), 4),
@@ -250,7 +250,8 @@ def write_thresholds(path: str | Path, thresholds: Thresholds, *, labels_sha256:
     data = {"version": 1, "model": thresholds.model, "labels": "labels/summaries",
             "labels_sha256": labels_sha256, "consistency_sha256": weights_sha256(),
             "split": {"train": train, "test": test,
-                                                      "rule": f"within each kind, sorted by sha256(id), every {HELD_OUT_EVERY}rd held out"},
+                                                      "rule": "within each kind, sorted by sha256(id), "
+                                                              f"every {HELD_OUT_EVERY}rd held out"},
             "method": "Youden's J on addressed-vs-missing per entry class (global where a class has < "
                       f"{MIN_PER_SIDE} of either); competition weight chosen on the grid {list(COMPETITION_GRID)}",
             "thresholds": thresholds.as_dict(), "fit": fit_info,
@@ -319,23 +320,25 @@ def evaluate(path: str | Path, model: Any, *, fit: bool = False, model_name: str
 
 def markdown_table(report: dict[str, Any], split_name: str = "test") -> str:
     """Precision / recall per finding type and layer on one split, as a Markdown table."""
-    layers = [l for l in ("phrase", "semantic", "merged", "judge") if l in report["splits"][split_name]]
+    layers = [layer for layer in ("phrase", "semantic", "merged", "judge") if layer in report["splits"][split_name]]
     stats = report["splits"][split_name]
 
     def cell(value: float | None) -> str:
         return "-" if value is None else f"{value:.2f}"
 
-    lines = ["| finding | support | " + " | ".join(f"{l} P / R" for l in layers) + " |",
+    lines = ["| finding | support | " + " | ".join(f"{layer} P / R" for layer in layers) + " |",
              "|---|---:|" + "---|" * len(layers)]
     for status in STATUSES:
         support = stats[layers[0]]["per_class"][status]["support"]
-        row = [f"{cell(stats[l]['per_class'][status]['precision'])} / {cell(stats[l]['per_class'][status]['recall'])}"
-               for l in layers]
+        row = [f"{cell(stats[layer]['per_class'][status]['precision'])} / "
+               f"{cell(stats[layer]['per_class'][status]['recall'])}" for layer in layers]
         lines.append(f"| {status} | {support} | " + " | ".join(row) + " |")
-    lost = [f"{cell(stats[l]['lost_entry']['precision'])} / {cell(stats[l]['lost_entry']['recall'])}" for l in layers]
-    lines.append(f"| any failure (lost entry) | {stats[layers[0]]['lost_entry']['support']} | " + " | ".join(lost) + " |")
-    acc = [f"{stats[l]['accuracy']:.2f}" for l in layers]
+    lost = [f"{cell(stats[layer]['lost_entry']['precision'])} / {cell(stats[layer]['lost_entry']['recall'])}"
+            for layer in layers]
+    lines.append(f"| any failure (lost entry) | {stats[layers[0]]['lost_entry']['support']} | "
+                 + " | ".join(lost) + " |")
+    acc = [f"{stats[layer]['accuracy']:.2f}" for layer in layers]
     lines.append("| entry accuracy | " + str(stats[layers[0]]["cases"]) + " | " + " | ".join(acc) + " |")
-    summ = [f"{stats[l]['summaries']['correct']}/{stats[l]['summaries']['summaries']}" for l in layers]
+    summ = [f"{stats[layer]['summaries']['correct']}/{stats[layer]['summaries']['summaries']}" for layer in layers]
     lines.append("| summary pass/fail right | | " + " | ".join(summ) + " |")
     return "\n".join(lines)

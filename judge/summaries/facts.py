@@ -29,13 +29,15 @@ counts; a separate sentence the fact does not restate does not.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from judge.summaries.rules import AuditEntry, ModelVerdict
 from judge.text import cues
 from judge.text.align import align
 from judge.text.consistency import WEIGHTS_FILE, ConsistencyModel, PairVerdict, VectorCache
 from judge.text.restate import is_sentence, restating, statements
+
 
 def weights_sha256() -> str:
     """sha256 of the shipped consistency weights (recorded beside the thresholds and in reports)."""
@@ -60,7 +62,7 @@ def pairs(entries: Sequence[AuditEntry], text: str) -> list[tuple[str, str, str,
         return []
     candidates = statements(text)
     out = []
-    for i, (entry, fact) in enumerate(zip(required, values)):
+    for i, (entry, fact) in enumerate(zip(required, values, strict=False)):
         found = restating(fact, candidates) if eligible(entry) else None
         if found is not None:
             out.append((entry.key, fact, found, " ".join(v for k, v in enumerate(values) if k != i)))

@@ -3,7 +3,8 @@
 It is a `summary-audit` PromptedCall (judge.judges.prompted): the llm judge's configuration checks,
 client (judge.judges.client: the direct client or instructor over litellm, by model and `mode`;
 transport retries with backoff within the `timeout_s` deadline; the price table) and verdict cache
-(one entry per full request, so an unchanged rerun makes no call). The answer model (judge.judges.schema.summary_audit_model) only
+(one entry per full request, so an unchanged rerun makes no call). The answer model
+(judge.judges.schema.summary_audit_model) only
 accepts the asked keys and the six statuses; an invalid answer is re-asked `max_retries` times, then
 the layer reports an error: the audit goes on with the other layers and says so in its warnings.
 The summary text is blinded (the candidate's names masked) and fenced as data by
@@ -15,8 +16,9 @@ replay judge records checkpoint verdicts, not summary audits.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from judge.config import JudgeConfig
 from judge.judges.cache import VerdictCache

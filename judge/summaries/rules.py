@@ -10,8 +10,8 @@ and readable: values, restriction words, hedges, attribution to the user, done a
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
-from typing import Any, Sequence
 
 from judge.judges.base import LedgerRow
 from judge.summaries import cues as sc
@@ -65,7 +65,7 @@ def entry_scores(entry: AuditEntry, summary_units: list[str], scores: list[float
     entry's own identifiers, and 0 for a unit that cannot carry the entry's status (a completion
     is carried only by a unit that says done or pending)."""
     out = []
-    for unit, context, score in zip(summary_units, contexts or summary_units, scores):
+    for unit, context, score in zip(summary_units, contexts or summary_units, scores, strict=False):
         if entry.class_ == "completion" and not (sc.done_word(context) or sc.find(sc.PENDING_RE, context)):
             out.append(0.0)
             continue
@@ -77,14 +77,14 @@ def entry_scores(entry: AuditEntry, summary_units: list[str], scores: list[float
 
 
 def decide(entry: AuditEntry, summary_units: list[str], scores: list[float], threshold: float,
-           tokens: set[str] = frozenset(), contexts: list[str] | None = None,
+           tokens: Set[str] = frozenset(), contexts: list[str] | None = None,
            checked: ModelVerdict | None = None) -> Verdict:
     """The semantic verdict on one entry. Retrieval ranks `summary_units`; cue words are read from
     each unit's sentence (`contexts`, aligned with the units; default the units themselves).
     `checked`: the fact model's verdict on a restated sentence-valued fact, which decides after the
     value and attribution rules."""
     contexts = contexts or summary_units
-    context = dict(zip(summary_units, contexts))
+    context = dict(zip(summary_units, contexts, strict=False))
     scores = entry_scores(entry, summary_units, scores, tokens, contexts)
     order = sorted(range(len(summary_units)), key=lambda i: -scores[i])
     best = scores[order[0]]

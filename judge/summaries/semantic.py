@@ -35,9 +35,10 @@ import hashlib
 import json
 import threading
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from judge.summaries import cues as sc
 from judge.summaries.rules import AuditEntry, ModelVerdict, Verdict, decide, entry_scores, unique_tokens
@@ -63,7 +64,7 @@ class Thresholds:
         return self.by_class.get(class_, self.default)
 
     @classmethod
-    def load(cls, path: str | Path = THRESHOLDS_FILE) -> "Thresholds":
+    def load(cls, path: str | Path = THRESHOLDS_FILE) -> Thresholds:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         fitted = data["thresholds"]
         return cls(by_class={k: float(v) for k, v in fitted["by_class"].items()},

@@ -14,9 +14,10 @@ as a `pytest11` entry point) shows a failed `assert_passed` as its message alone
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from judge.model import GradeReport, RunReport
 
@@ -24,7 +25,7 @@ __all__ = ["GradeResult", "JudgeAssertionError", "assert_passed", "failure_messa
 
 # The results graded during the current test, newest last, kept only while the pytest plugin records
 # them (--judge-html): it clears the list before each test and saves a page for each when the test fails.
-graded: list["GradeResult"] = []
+graded: list[GradeResult] = []
 recording = False
 
 

@@ -22,8 +22,8 @@ pass over each sentence's words, a bounded look-back for negations and intention
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from judge.text.claim_target import (
     ADVERBS,
@@ -110,7 +110,8 @@ def _tokens(sentence: str) -> list[tuple[str, int, int, int, bool]]:
     """(word, start, end, clause number, head) of each word of a sentence, in one pass; `head`: the
     word opens a statement (the sentence's first word, or the first after ":", a dash or a bullet:
     "Booked: reference LX9QZT", "Confirmation email: sent")."""
-    out, clause, last = [], 0, 0
+    out: list[tuple[str, int, int, int, bool]] = []
+    clause, last = 0, 0
     for match in _WORD.finditer(sentence):
         gap = sentence[last:match.start()]
         if any(ch in _CLAUSE for ch in gap):

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -104,13 +105,14 @@ class VectorCache:
     floats, whatever order the callers ask in)."""
 
     def __init__(self, embed: Embedder) -> None:
-        self.embed, self.vectors = embed, {}
+        self.embed = embed
+        self.vectors: dict[str, Any] = {}
 
     def add(self, texts: Sequence[str]) -> None:
         todo = sorted({t for t in texts if t not in self.vectors})
         for start in range(0, len(todo), 4096):
             chunk = todo[start:start + 4096]
-            self.vectors.update(zip(chunk, self.embed(chunk)))
+            self.vectors.update(zip(chunk, self.embed(chunk), strict=False))
 
     def cos(self, a: str, b: str) -> float:
         return float(self.vectors[a] @ self.vectors[b])
@@ -120,10 +122,10 @@ def featurize(refs: Sequence[str], cands: Sequence[str], contexts: Sequence[str]
               cache: VectorCache) -> tuple[list[list[float]], list[Alignment]]:
     """Feature rows (FEATURES order) and alignments of (reference, candidate) pairs."""
     contexts = contexts if contexts is not None else [""] * len(refs)
-    alignments = [align(r, c, x) for r, c, x in zip(refs, cands, contexts)]
+    alignments = [align(r, c, x) for r, c, x in zip(refs, cands, contexts, strict=False)]
     cache.add(list(refs) + list(cands) + [s for al in alignments for pair in al.replaced for s in pair])
     rows = []
-    for ref, cand, al in zip(refs, cands, alignments):
+    for ref, cand, al in zip(refs, cands, alignments, strict=False):
         spans = [cache.cos(a, b) if a and b else 0.0 for a, b in al.replaced] or [1.0]
         row = [cache.cos(ref, cand), min(spans), sum(spans) / len(spans)]
         rows.append([round(v, 4) for v in row + [al.cues[name] for name in CUE_FEATURES]])
@@ -159,7 +161,7 @@ class ConsistencyModel:
         self.weights, self._embed = weights, embed
 
     @classmethod
-    def load(cls, path: str | Path = WEIGHTS_FILE, embed: Embedder | None = None) -> "ConsistencyModel":
+    def load(cls, path: str | Path = WEIGHTS_FILE, embed: Embedder | None = None) -> ConsistencyModel:
         return cls(Weights.model_validate_json(Path(path).read_text(encoding="utf-8")), embed)
 
     def cache(self) -> VectorCache:
@@ -172,9 +174,9 @@ class ConsistencyModel:
         w = self.weights
         out = []
         for row in rows:
-            x = [(v - m) / s for v, m, s in zip(row, w.mean, w.scale)]
-            z = [w.temperature_beta * (sum(c * v for c, v in zip(coef, x)) + b)
-                 for coef, b in zip(w.coef, w.intercept)]
+            x = [(v - m) / s for v, m, s in zip(row, w.mean, w.scale, strict=False)]
+            z = [w.temperature_beta * (sum(c * v for c, v in zip(coef, x, strict=False)) + b)
+                 for coef, b in zip(w.coef, w.intercept, strict=False)]
             top = max(z)
             e = [math.exp(v - top) for v in z]
             out.append([v / sum(e) for v in e])
@@ -191,7 +193,7 @@ class ConsistencyModel:
                     cache: VectorCache | None = None) -> list[PairVerdict]:
         """Verdicts of (reference, candidate) pairs, embedded in one batch (`cache`: shared)."""
         rows, alignments = featurize(refs, cands, contexts, cache if cache is not None else self.cache())
-        return [self.verdict(p, al, c) for p, al, c in zip(self.proba(rows), alignments, cands)]
+        return [self.verdict(p, al, c) for p, al, c in zip(self.proba(rows), alignments, cands, strict=False)]
 
     def audit_many(self, items: Sequence[tuple[Sequence[str], str]],
                    cache: VectorCache | None = None) -> list[list[PairVerdict]]:
@@ -201,13 +203,13 @@ class ConsistencyModel:
         split = [split_sentences(text) for _, text in items]
         cache.add([f for facts, _ in items for f in facts] + [s for ss in split for s in ss])
         refs, cands, contexts, sizes = [], [], [], []
-        for (facts, _), sentences in zip(items, split):
+        for (facts, _), sentences in zip(items, split, strict=False):
             refs += list(facts)
             cands += assign(facts, sentences, cache)
             contexts += [" ".join(f for k, f in enumerate(facts) if k != i) for i in range(len(facts))]
             sizes.append(len(facts))
         rows, alignments = featurize(refs, cands, contexts, cache)
-        verdicts = [self.verdict(p, al, c) for p, al, c in zip(self.proba(rows), alignments, cands)]
+        verdicts = [self.verdict(p, al, c) for p, al, c in zip(self.proba(rows), alignments, cands, strict=False)]
         for i, cand in enumerate(cands):
             if not cand:
                 verdicts[i] = PairVerdict(status="missing", p_kept=0.0, p_distorted=0.0, p_missing=1.0,

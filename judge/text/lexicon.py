@@ -26,7 +26,7 @@ lack lacks lacking lacked unable refuse refuses refused refusing fail fails fail
 absence absent shortage deficiency insufficiency paucity scarcity missing
 """.split())
 
-NUMBER_WORDS = {w: i for i, w in enumerate(
+NUMBER_WORDS: dict[str, float] = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
     "sixteen seventeen eighteen nineteen twenty".split())}
 NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,

@@ -31,8 +31,9 @@ import shutil
 import tempfile
 import threading
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from judge.errors import ConfigError
 

@@ -14,7 +14,8 @@ labelled summaries (labels/summaries), never on their test splits.
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from judge.text import cues
 from judge.text.align import edit_shape

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from judge.text.verbs import family_of, name_tokens, verb_of
 
@@ -62,7 +63,8 @@ COVERS: dict[str, frozenset[str]] = {
 
 # What the first word of a shell command does (sudo and env prefixes skipped).
 SHELL_FAMILIES: dict[str, str] = {
-    **{w: "read" for w in ("cat", "ls", "head", "tail", "grep", "egrep", "find", "less", "more", "pwd", "date", "whoami",
+    **{w: "read" for w in ("cat", "ls", "head", "tail", "grep", "egrep", "find", "less", "more", "pwd", "date",
+                           "whoami",
                            "ps", "df", "du", "stat", "file", "wc", "which", "echo", "env", "printenv", "uname",
                            "history", "id", "top", "free", "lsblk", "mount", "tree", "locate", "dpkg", "diff")},
     **{w: "delete" for w in ("rm", "rmdir", "shred", "unlink", "truncate", "dd", "mkfs", "wipefs", "kill", "pkill",
@@ -238,7 +240,7 @@ class Similarity:
         vectors = self._model.encode(todo, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
         if len(self._vectors) > 20_000:
             self._vectors.clear()
-        self._vectors.update(zip(todo, vectors))
+        self._vectors.update(zip(todo, vectors, strict=False))
 
     def scores(self, requests: Sequence[str], phrase: str) -> list[float]:
         """The similarity of each request with the phrase."""
@@ -276,7 +278,7 @@ def decide(act: Act, scores: Sequence[float], named: Sequence[bool], p: Params, 
     `threshold` for any other act. The request reported is the deciding one, else the closest."""
     bar = p.strong_threshold if strong(act) else p.threshold
     best = None
-    for i, (score, names) in enumerate(zip(scores, named)):
+    for i, (score, names) in enumerate(zip(scores, named, strict=False)):
         ok = (names and score >= p.family_threshold) or (not family_required and score >= bar)
         key = (ok, names, score)
         if best is None or key > best[0]:

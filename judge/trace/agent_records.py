@@ -83,7 +83,7 @@ def listed_tools(text: str) -> list[str]:
     names = [m.group(1) for m in _TEMPLATE_ACTION.finditer(block)]
     plain = "\n".join(line for line in block.splitlines() if not line.lstrip().startswith("{"))
     names += [m.group(1) for m in _LISTED_TOOL.finditer(plain.replace(",", "\n"))]
-    return list(dict.fromkeys(n for n in names if not n.lower() in ("none", "and", "or")))
+    return list(dict.fromkeys(n for n in names if n.lower() not in ("none", "and", "or")))
 
 
 def is_harness(text: str, last_thought: str | None) -> bool:

@@ -17,10 +17,11 @@ Lines given as an iterable (the HTTP service, tests) are checked CHUNK at a time
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from judge.errors import TraceError
 from judge.trace.precheck import CHUNK, line_needs_redaction, lines_needing_redaction
@@ -48,7 +49,11 @@ def _flag(raw: bytes | str) -> int:
 
 
 class BlockReader:
-    """The lines of one file; `sha256()` once they were all read (with `digest=True`)."""
+    """The lines of one file; `sha256()` once they were all read (with `digest=True`).
+
+    Where each block began is kept (its byte offset and the number of lines before it: one pair per
+    megabyte of trace), so that `lines_from` can read the file again from any line already read,
+    without holding a line of it in between."""
 
     def __init__(self, path: Path, *, max_line: int, digest: bool = False) -> None:
         self.path = path
@@ -56,6 +61,8 @@ class BlockReader:
         self._hash = hashlib.sha256() if digest else None
         self._done = False
         self.bytes_read: int | None = None  # once the file was read to its end
+        self._starts: list[int] = []   # lines before each block read so far
+        self._offsets: list[int] = []  # byte offset of each block read so far
 
     def sha256(self) -> str | None:
         return self._hash.hexdigest() if self._hash is not None and self._done else None
@@ -73,30 +80,57 @@ class BlockReader:
             if b"\x00" in data:
                 raise self._error("binary file, expected JSONL text")
             update = self._hash.update if self._hash is not None else None
-            lineno = 0
-            parts: list[bytes] = []
-            carried = 0
-            while data:
-                if update is not None:
-                    update(data)
-                cut = data.rfind(b"\n") + 1
-                if not cut:
-                    parts.append(data)
-                    carried += len(data)
-                    if carried > self.max_line:
-                        raise self._too_long(lineno + 1)
-                else:
-                    parts.append(data[:cut])
-                    block = b"".join(parts) if len(parts) > 1 else parts[0]
-                    parts = [data[cut:]]
-                    carried = len(parts[0])
-                    yield from self._block(block, lineno)
-                    lineno += block.count(b"\n")
-                data = handle.read(BLOCK)
-            if carried:
-                yield from self._block(b"".join(parts) + b"\n", lineno)
+            yield from self._lines(handle, data, 0, 0, update, True)
             self._done = True
             self.bytes_read = handle.tell()
+
+    def lines_from(self, line: int) -> Iterator[tuple[int, bytes, int]]:
+        """The lines from line number `line` (1-based; a line `lines()` already yielded) to the end,
+        read again from the file, with the same flags."""
+        at = bisect_right(self._starts, line - 1) - 1
+        if at < 0:
+            raise ValueError(f"line {line} was not read yet")
+        try:
+            handle = self.path.open("rb")
+        except OSError as exc:
+            raise self._error(f"cannot read: {exc.strerror}") from None
+        with handle:
+            handle.seek(self._offsets[at])
+            for item in self._lines(handle, handle.read(BLOCK), self._starts[at], self._offsets[at], None, False):
+                if item[0] >= line:
+                    yield item
+
+    def _lines(self, handle: BinaryIO, data: bytes, lineno: int, offset: int, update: Callable[[bytes], Any] | None,
+               mark: bool) -> Iterator[tuple[int, bytes, int]]:
+        """The lines of `handle` from `data` on (`lineno` lines and `offset` bytes before it)."""
+        parts: list[bytes] = []
+        carried = 0
+        while data:
+            if update is not None:
+                update(data)
+            cut = data.rfind(b"\n") + 1
+            if not cut:
+                parts.append(data)
+                carried += len(data)
+                if carried > self.max_line:
+                    raise self._too_long(lineno + 1)
+            else:
+                parts.append(data[:cut])
+                block = b"".join(parts) if len(parts) > 1 else parts[0]
+                parts = [data[cut:]]
+                carried = len(parts[0])
+                if mark:
+                    self._starts.append(lineno)
+                    self._offsets.append(offset)
+                yield from self._block(block, lineno)
+                lineno += block.count(b"\n")
+                offset += len(block)
+            data = handle.read(BLOCK)
+        if carried:
+            if mark:
+                self._starts.append(lineno)
+                self._offsets.append(offset)
+            yield from self._block(b"".join(parts) + b"\n", lineno)
 
     def _too_long(self, line: int) -> TraceError:
         return self._error(f"line longer than the limit of {self.max_line // (1024 * 1024)} MB", line)
@@ -113,7 +147,8 @@ class BlockReader:
             except UnicodeDecodeError:
                 flags[index] = SLOW  # the slow path names the line
         limit = self.max_line if len(block) > self.max_line else 0
-        for lineno, (raw, flag) in enumerate(zip(lines, flags), start=lineno + 1):
+        first = lineno + 1
+        for lineno, (raw, flag) in enumerate(zip(lines, flags, strict=False), start=first):
             if len(raw) >= DEEP_BYTES:
                 if limit and len(raw) >= limit:
                     raise self._too_long(lineno)

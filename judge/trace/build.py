@@ -14,9 +14,10 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from judge.errors import JudgeInputError
 from judge.model.jsonl import dumps_line

@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from judge.trace.encoded import encoded_spans, jwt_spans
 from judge.trace.gates import TRIGGER, Classified, hint_spans, lower

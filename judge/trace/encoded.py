@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 Span = tuple[int, int, str]
 MAX_NESTING = 2  # base64 inside base64 inside the text, at most
@@ -53,7 +53,9 @@ def runs(text: str) -> Iterator[tuple[int, int]]:
     classes = text.encode("ascii").translate(_CLASS)
     at = classes.find(_SIXTEEN)
     while at >= 0:  # the first of 16 `b`s in a row is a run's start (else it was found earlier)
-        end = _RUN_END(classes, at).end()
+        run = _RUN_END(classes, at)
+        assert run is not None  # a run of 16 starts at `at`, so the pattern matches there
+        end = run.end()
         stop = end
         while stop < len(text) and stop - end < 2 and text[stop] == "=":
             stop += 1

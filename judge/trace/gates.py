@@ -8,7 +8,7 @@ detector: it may open when the detector then finds nothing, never stay closed wh
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 # Literals the key, JWT and PEM detectors need, as written (they match case-sensitively); `\u`
 # escapes, which could hide any character in a raw JSON line, and `+digit` (phones) too. The regex

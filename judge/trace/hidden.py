@@ -11,7 +11,8 @@ written and as JSON escapes them, so a line the precheck would clear still takes
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import re2
 

@@ -8,9 +8,10 @@ sub-commands and their help examples are built from the registered specs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from judge.errors import ConfigError
 from judge.plugins import Registry

@@ -12,6 +12,7 @@ refuses takes the slow path: parsed, redacted, validated by pydantic, which name
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -25,8 +26,8 @@ from judge.model.limits import MAX_LINE_BYTES, DepthError, depth_message
 from judge.model.scenario import grades_traces_of
 from judge.trace.blocks import CLEAN, SLOW, BlockReader, checked_items
 from judge.trace.ids import PLAIN_LIMIT, CallTable, IdSet
-from judge.trace.records import DECODE, DecodeError, from_model
 from judge.trace.normal import folded_text
+from judge.trace.records import DECODE, DECODE_ID, DecodeError, from_model
 from judge.trace.redact import Redactor, redact_event_dict, redact_header_dict
 
 _EVENT = TypeAdapter(Event)
@@ -62,6 +63,7 @@ class TraceReader:
         self.redactor = Redactor(hidden)
         self.events_read = 0
         self.last_turn = 0
+        self.line = 0  # line number of the last event read (where `reread` can start again)
         self._file: BlockReader | None = None
         self.calls = CallTable()  # call id -> tool of every call read so far (the rules may share it)
         if isinstance(source, (str, Path)):
@@ -197,9 +199,49 @@ class TraceReader:
                     self._check_call_ids(lineno, event, calls)  # raises with the precise message
             self.events_read += 1
             self.last_turn = turn
+            self.line = lineno
             if not compact and self.events_read >= PLAIN_LIMIT:
                 ids, compact = _compacted(ids), True
             yield event
+
+    @property
+    def rereadable(self) -> bool:
+        """Whether `reread` can read events again (a trace file; lines given one by one cannot)."""
+        return self._file is not None
+
+    def reread(self, line: int, count: int, *, ids_only: bool = False) -> Iterator[Any]:
+        """`count` events as records from line number `line` (an event's `line`, already read), read
+        again from the file: decoded and redacted as the first read did (redacted ids keep their
+        numbers; the redaction counts and the raw hook are not touched again), the checks that need
+        the trace before them (duplicate ids, call ids) not repeated. `ids_only`: just their ids
+        (a line with nothing to redact is then not decoded beyond its id)."""
+        if self._file is None:
+            raise ValueError("only a trace file can be read again")
+        if count <= 0:
+            return
+        again = copy.copy(self)
+        again.raw_hook = None
+        again.redactor = self.redactor.sharing_ids()
+        decode = DECODE_ID if ids_only else DECODE
+        hidden = self.redactor.hidden
+        for lineno, raw, flag in self._file.lines_from(line):
+            event = None
+            if hidden is not None and flag != SLOW and _holds(hidden, raw):
+                flag = SLOW  # as the first read decided
+            if flag == CLEAN:
+                try:
+                    event = decode(raw)
+                except DecodeError:
+                    pass
+            if event is None:
+                event = again._validated(lineno, raw, flag, False)
+                if event is None:
+                    continue
+                event = from_model(event)
+            yield event.id if ids_only else event
+            count -= 1
+            if not count:
+                return
 
     def _validated(self, lineno: int, raw: Any, flag: int, tried: bool) -> Event | None:
         """A line the fast decoder did not take: pydantic's JSON validation first when nothing needs
@@ -302,7 +344,8 @@ def _compacted(ids: set[str]) -> IdSet:
     return compact
 
 
-def read_trace(source: str | Path, *, expected_scenario: str | None = None) -> tuple[RunHeader, list[Event], dict[str, int]]:
+def read_trace(source: str | Path, *,
+               expected_scenario: str | None = None) -> tuple[RunHeader, list[Event], dict[str, int]]:
     """Load a whole trace into memory (small traces, tests, the judge's slices)."""
     reader = TraceReader(source, expected_scenario=expected_scenario)
     events = list(reader)

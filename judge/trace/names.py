@@ -56,7 +56,7 @@ def is_secret_name(name: str, counting: bool = True) -> bool:
         return False
     if any(w in SECRET_WORDS for w in words):
         return True
-    if any(w == "key" and prev in KEY_QUALIFIERS for prev, w in zip(words, words[1:])):
+    if any(w == "key" and prev in KEY_QUALIFIERS for prev, w in zip(words, words[1:], strict=False)):
         return True
     joined = "".join(words)
     return any(part in joined for part in SECRET_PARTS)

@@ -18,8 +18,8 @@ numbers.py; the ones that end in a letter by `lettered`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Iterator
 
 AADHAAR = re.compile(r"[2-9]\d{11}|[2-9]\d{3}([ -])\d{4}\1\d{4}")
 NHS = re.compile(r"\d{3}([ -])\d{3}\1\d{4}")

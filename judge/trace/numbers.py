@@ -18,7 +18,8 @@ longer run (`ref 2024-05-01 4155550123`) is still found. What a window is, in or
 - a phone number: `+` and 8-15 digits; `00`, a country code and a number with separators; the
   North American shapes `(415) 555-0123`, `415-555-0123`, `415.555.0123` and a Chinese mobile
   `1[3-9]` and 9 digits (all by shape, as before); ten plain digits that are a valid US number; a
-  national number written with its trunk `0` (`020 7946 0958`, `030 12345678`, `01 23 45 67 89`, `03-1234-5678`, `(02) 9876 5432`) of 9-12
+  national number written with its trunk `0` (`020 7946 0958`, `030 12345678`, `01 23 45 67 89`, `03-1234-5678`, `(02)
+  9876 5432`) of 9-12
   digits that is valid in one of `NATIONAL_REGIONS`.
 
 `classify(..., validate=False)` answers by shape alone; NUMBER_SHAPE is one regex holding every
@@ -29,8 +30,8 @@ less.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Iterator
 
 from judge.trace.national import lettered, national_kind
 

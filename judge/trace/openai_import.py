@@ -29,16 +29,17 @@ from __future__ import annotations
 import hashlib
 import json
 import string
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from judge.errors import JudgeInputError
 from judge.model.limits import depth_message, read_capped
 from judge.trace.build import (
-    atomic_import,
-    check_text_file,
     EventBuilder,
     ImportSummary,
+    atomic_import,
+    check_text_file,
     maybe_json,
     refuse_input,
     safe_name,

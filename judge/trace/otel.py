@@ -51,11 +51,11 @@ from typing import Any
 
 from judge.errors import JudgeInputError
 from judge.trace.build import (
+    EventBuilder,
+    ImportSummary,
     as_args,
     atomic_import,
     check_text_file,
-    EventBuilder,
-    ImportSummary,
     maybe_json,
     refuse_input,
     safe_name,
@@ -168,7 +168,7 @@ class _TraceMapper:
             steps.append((span.end_ns, 0, -d, span.order, "end", span, attrs))
         steps.sort(key=lambda s: s[:4])
         # A tool span rarely records its result; the next model call's input usually does.
-        for *_, phase, span, attrs in steps:
+        for *_, phase, _span, attrs in steps:
             if phase == "start":
                 for message in _messages(attrs.get("gen_ai.input.messages")):
                     for part in message.get("parts") or []:

@@ -23,10 +23,11 @@ import base64
 import binascii
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from judge.errors import JudgeInputError
 
@@ -114,14 +115,14 @@ def _ns(value: Any) -> int | None:
         except ValueError:
             return None
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
+            moment = moment.replace(tzinfo=UTC)
         return int(moment.timestamp() * 1_000_000) * 1000
     return None
 
 
 def iso(ns: int) -> str:
     """Nanoseconds since the epoch -> ISO 8601 UTC with microseconds."""
-    return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
 class _Batch:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from judge.trace.detect import _AWS_KEY
 from judge.trace.encoded import MAX_NESTING, decoded_text, runs

@@ -38,8 +38,9 @@ import inspect
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -104,7 +105,7 @@ class Recorder:
 
     # -------------------------------------------------------------- lifecycle
 
-    def open(self) -> "Recorder":
+    def open(self) -> Recorder:
         if self._handle is not None:
             return self
         try:
@@ -121,13 +122,13 @@ class Recorder:
                 self._handle.close()
                 self._handle = None
 
-    def __enter__(self) -> "Recorder":
+    def __enter__(self) -> Recorder:
         return self.open()
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    async def __aenter__(self) -> "Recorder":
+    async def __aenter__(self) -> Recorder:
         return self.open()
 
     async def __aexit__(self, *exc: Any) -> None:

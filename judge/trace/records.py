@@ -15,7 +15,7 @@ The grader's rules, windows and summaries read these Structs as they read pydant
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 from msgspec import Meta, Struct
@@ -93,9 +93,18 @@ class SnapshotRecord(_Record, tag="snapshot", kw_only=True):
 
 RECORDS: dict[str, type[_Record]] = {cls.kind: cls for cls in (
     UserRecord, AssistantRecord, ToolCallRecord, ToolResultRecord, StateWriteRecord, SummaryRecord, SnapshotRecord)}
-Record = Union[UserRecord, AssistantRecord, ToolCallRecord, ToolResultRecord, StateWriteRecord, SummaryRecord,
-               SnapshotRecord]
+Record = (UserRecord | AssistantRecord | ToolCallRecord | ToolResultRecord | StateWriteRecord | SummaryRecord
+          | SnapshotRecord)
 DECODE = msgspec.json.Decoder(Record).decode
+
+
+class IdRecord(Struct, gc=False):
+    """Just the id of an event line (the rest is skipped unread): to read a trace's ids again."""
+
+    id: NonEmpty
+
+
+DECODE_ID = msgspec.json.Decoder(IdRecord).decode
 DecodeError = (msgspec.DecodeError, UnicodeError, RecursionError)  # what DECODE raises on a bad line (a str
 # line holding a lone surrogate cannot even be encoded: UnicodeEncodeError)
 _EVENT = TypeAdapter(Event)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from judge.model.limits import MAX_DEPTH, DepthError
 from judge.trace.detect import spans
@@ -38,6 +39,14 @@ class Redactor:
         self._ids: dict[str, str] = {}
         values = HiddenValues(hidden)
         self.hidden: HiddenValues | None = values if values else None
+
+    def sharing_ids(self) -> Redactor:
+        """A redactor that counts apart but gives every id this one numbered the same number (to
+        read lines again as they were first redacted)."""
+        other = Redactor()
+        other._ids = self._ids
+        other.hidden = self.hidden
+        return other
 
     def line_needs_redaction(self, line: str) -> bool:
         if self.hidden is not None and (self.hidden.in_raw(line) or not line.isascii()):

@@ -32,9 +32,9 @@ from typing import Any
 from judge.errors import JudgeInputError
 from judge.model.limits import depth_message, read_capped
 from judge.trace.build import (
+    ImportSummary,
     atomic_import,
     check_text_file,
-    ImportSummary,
     refuse_input,
     safe_name,
     write_trace,

@@ -66,8 +66,8 @@ def test_suite_and_calibrate_refuse_hard_links(inputs, tmp_path):
 
 
 def test_a_review_note_with_unicode_line_breaks_stays_one_label(tmp_path):
-    from judge.review.labels import Answer, LabelStore, label_row
     from calibration.inputs import read_labels
+    from judge.review.labels import Answer, LabelStore, label_row
 
     store = LabelStore(tmp_path / "labels.jsonl")
     note = "first\u2028second\u2029third\x85fourth\x1cfifth"

@@ -7,8 +7,9 @@ with a detail saying why (never `upheld`), the grade warns, and `judge lint` say
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 

@@ -52,25 +52,28 @@ class Asked:
     allowed: tuple[str, str] | None = None
 
 
-def _prepare(rule: AsksBeforeRule, ctx: RuleContext, state: Asked) -> None:
-    if state.words is None:
+def _prepare(rule: AsksBeforeRule, ctx: RuleContext,
+             state: Asked) -> tuple[frozenset[str], re.Pattern[str], frozenset[int]]:
+    """The run's action words, answer pattern and setting turns, made on the first event."""
+    if state.words is None or state.pattern is None or state.setting is None:
         state.words = action_words(rule.tool, *entry_words(ctx.ledger, rule.key))
         state.pattern = phrase_pattern(rule.confirm or ANSWERS)
         state.setting = setting_turns(ctx.ledger, rule.key)
+    return state.words, state.pattern, state.setting
 
 
 def asks_before(rule: AsksBeforeRule, event: Any, ctx: RuleContext, state: Asked) -> Outcome:
-    _prepare(rule, ctx, state)
+    words, pattern, setting = _prepare(rule, ctx, state)
     kind = event.kind
     if kind == "assistant":
-        if asks_about(event.text, state.words):
+        if asks_about(event.text, words):
             state.asked = event.id
         return None
     if kind == "user":
-        if event.turn in state.setting:  # the message that states the key restarts the wait
+        if event.turn in setting:  # the message that states the key restarts the wait
             state.asked = state.refused = state.allowed = None
         elif state.asked is not None:
-            if confirms(event.text, state.pattern):
+            if confirms(event.text, pattern):
                 state.allowed, state.refused = (state.asked, event.id), None
             else:
                 state.refused = (state.asked, event.id)

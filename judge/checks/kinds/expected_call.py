@@ -47,10 +47,10 @@ def args_match(expected: Any, actual: Any) -> bool:
             left.pop(hit)
         return True
     if isinstance(expected, bool) or isinstance(actual, bool):
-        return expected == actual
+        return bool(expected == actual)
     if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
         return abs(expected - actual) <= 1e-9 * max(1.0, abs(expected))
-    return expected == actual
+    return bool(expected == actual)
 
 
 def expected_call(rule: ExpectedCallRule, event: Any, ctx: RuleContext, state: ExpectedCalls) -> Outcome:

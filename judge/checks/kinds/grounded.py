@@ -21,8 +21,18 @@ from pydantic import Field
 
 from judge.checks.arguments import MISSING, arg_at
 from judge.checks.asking import action_words, asks_about, entry_words
-from judge.checks.grounding import (ASKED, LEDGER, MAX_FORMS, MAX_TEXT, TOOL, USER, Grounds, forms_of_text, leaves,
-                                    sources_text)
+from judge.checks.grounding import (
+    ASKED,
+    LEDGER,
+    MAX_FORMS,
+    MAX_TEXT,
+    TOOL,
+    USER,
+    Grounds,
+    forms_of_text,
+    leaves,
+    sources_text,
+)
 from judge.checks.matching import tool_is
 from judge.checks.spec import Outcome, RuleContext, RuleSpec
 from judge.model.rules import RuleBase
@@ -80,7 +90,7 @@ def grounded(rule: GroundedRule, event: Any, ctx: RuleContext, state: Grounding)
         asking = asking_sentences((raw if isinstance(raw, str) else event.text)[:MAX_TEXT])
         if asking:
             text = " ".join(asking)
-            state.asked = (event.id, forms_of_text(text), asks_about(text, state.words))
+            state.asked = (event.id, forms_of_text(text), asks_about(text, state.words or frozenset()))
         return None
     if event.kind == "user":
         if state.asked is not None:
@@ -95,14 +105,14 @@ def grounded(rule: GroundedRule, event: Any, ctx: RuleContext, state: Grounding)
         value = arg_at(raw if isinstance(raw, dict) else event.args, name)
         if value is MISSING:
             continue
-        shown = list(leaves(arg_at(event.args, name)))  # the values as redacted, for the detail
+        redacted = list(leaves(arg_at(event.args, name)))  # the values as redacted, for the detail
         for i, leaf in enumerate(leaves(value)):
             if leaf is None or isinstance(leaf, bool):
                 continue
             flags = state.grounds.source_of(leaf, extra)
             if flags is None:
                 continue
-            leaf = shown[i] if i < len(shown) else "[REDACTED]"
+            leaf = redacted[i] if i < len(redacted) else "[REDACTED]"
             checked.append((name, leaf, flags))
             if not flags and missing is None:
                 missing = (name, leaf)

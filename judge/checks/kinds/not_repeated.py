@@ -31,9 +31,9 @@ class OkCalls:
         self.last_turn = -1
         self.by_value: dict[Any, int] = {}
         self.unhashable: list[tuple[int, Any]] = []
-        self.pending: dict[str, dict] = {}  # call id -> arguments, until its result comes
+        self.pending: dict[str, dict[str, Any]] = {}  # call id -> arguments, until its result comes
 
-    def add(self, turn: int, args: dict) -> None:
+    def add(self, turn: int, args: dict[str, Any]) -> None:
         self.last_turn = max(self.last_turn, turn)
         if self.arg is None:
             return

@@ -3,9 +3,10 @@ superseded value of the key."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec
+from judge.checks.spec import DraftSpec, LintLevel, Outcome, RuleContext, RuleSpec
 from judge.model.rules import RuleBase
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def superseded_value(rule: SupersededValueRule, event: Any, ctx: RuleContext, st
     return False, f"uses the current value {ctx.value_at(rule.key, event.turn)!r}"
 
 
-def _lint(rule: SupersededValueRule, ledger: ExpectedLedger):
+def _lint(rule: SupersededValueRule, ledger: ExpectedLedger) -> Iterator[tuple[LintLevel, str, str]]:
     if len(ledger.history(rule.key).versions) < 2:
         yield "warning", f"no delta sets {rule.key!r}, so this rule can never fire", "key"
 

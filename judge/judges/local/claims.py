@@ -10,8 +10,8 @@ from judge.judges.local.decision import (
     _NOT_DONE,
     CLAIM_AFTER_FAILED_COUNTS,
     CLAIM_AFTER_FAILURE,
-    CLAIM_RELATED_MISMATCH,
     CLAIM_BEFORE_RESULT,
+    CLAIM_RELATED_MISMATCH,
     CLAIM_UNVERIFIABLE,
     CLAIM_VALUE_MISMATCH,
     CLAIM_VERIFIED,
@@ -115,7 +115,7 @@ def _verifying_call(claim: Unit, row: LedgerRow, view: SliceView) -> Unit | None
     query = row.key if claim.role == ACTION else None
     scores = [_claim_similarity(claim, call, view, query) for call in candidates]
     best = max(scores)
-    return [c for c, s in zip(candidates, scores) if s >= best - NEAR_TIE][-1]
+    return [c for c, s in zip(candidates, scores, strict=False) if s >= best - NEAR_TIE][-1]
 
 
 def _reports_outcome(call: Unit, view: SliceView) -> bool:

@@ -10,8 +10,9 @@ upholds or breaks it is decided from values, tool names, result statuses and neg
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from judge.judges.local.slice_view import Unit
 from judge.model import StateWriteEvent, ToolCallEvent

@@ -150,14 +150,14 @@ class EmbeddingJudge:
         vectors = self._encode(texts)
         if clauses:
             vectors, clause_vectors = vectors[:-len(clauses)], vectors[-len(clauses):]
-            for row, vector in zip(rows, vectors[len(view.units):len(view.units) + len(rows)]):
+            for row, vector in zip(rows, vectors[len(view.units):len(view.units) + len(rows)], strict=False):
                 best: dict[str, float] = {}
-                for (event_id, _), score in zip(clauses, (clause_vectors @ vector).tolist()):
+                for (event_id, _), score in zip(clauses, (clause_vectors @ vector).tolist(), strict=False):
                     best[event_id] = max(best.get(event_id, -1.0), score)
                 view.summary_similarity[row.key] = best
         units, rest = vectors[:len(view.units)], vectors[len(view.units):]
         view.unit_vectors = units
-        for row, vector in zip(rows, rest[:len(rows)]):
+        for row, vector in zip(rows, rest[:len(rows)], strict=False):
             view.similarity[row.key] = (units @ vector).tolist()
         offset = len(rows)
         for row in rows:
@@ -185,7 +185,7 @@ class EmbeddingJudge:
             return
         model = self.consistency()
         verdicts = model.judge_pairs([p[1] for p in pairs], [p[3] for p in pairs], cache=model.cache())
-        for (key, _, unit, statement), verdict in zip(pairs, verdicts):
+        for (key, _, unit, statement), verdict in zip(pairs, verdicts, strict=False):
             view.restated.setdefault(key, []).append((unit, statement, verdict))
 
     def consistency(self) -> Any:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 
 from judge.judges.base import LedgerRow
+from judge.judges.local import prohibited as pr
 from judge.judges.local.decision import (
     _COMMAND_ARGS,
     INSIDE_ALLOW_LIST,
@@ -22,7 +23,6 @@ from judge.judges.local.decision import (
     Decision,
     merge,
 )
-from judge.judges.local import prohibited as pr
 from judge.judges.local.slice_view import SliceView, Unit
 from judge.model import ToolCallEvent
 from judge.text import cues

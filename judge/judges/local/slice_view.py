@@ -9,8 +9,9 @@ uphold or violate an entry: tool output is the environment and user text is the 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from judge.judges.base import LedgerRow
 from judge.model import AssistantEvent, Event, StateWriteEvent, SummaryEvent, ToolCallEvent, ToolResultEvent, UserEvent
@@ -62,7 +63,7 @@ class SliceView:
     def scored(self, key: str, roles: Iterable[str] = AGENT_ROLES) -> list[tuple[Unit, float]]:
         wanted = set(roles)
         scores = self.similarity.get(key, [0.0] * len(self.units))
-        return [(unit, score) for unit, score in zip(self.units, scores) if unit.role in wanted]
+        return [(unit, score) for unit, score in zip(self.units, scores, strict=False) if unit.role in wanted]
 
     def related(self, key: str, threshold: float,
                 roles: Iterable[str] = AGENT_ROLES) -> list[tuple[Unit, float]]:

@@ -96,7 +96,7 @@ def _carries(unit: Unit, values: list[str], row: LedgerRow, view: SliceView,
         if cues.is_weak(value) and not related and not _named_like(unit, row.key):
             continue
         if isinstance(unit.event, ToolCallEvent):
-            for name, leaf in cues.string_leaves(unit.event.args):
+            for _name, leaf in cues.string_leaves(unit.event.args):
                 if _same_value(leaf, value):
                     best = max(best, EXACT)
                 elif cues.mentions(leaf, value):

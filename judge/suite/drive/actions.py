@@ -45,7 +45,7 @@ class DriveAction(Strict):
     status: Literal["ok", "error", "timeout"] | None = None
 
     @model_validator(mode="after")
-    def _one_kind(self) -> "DriveAction":
+    def _one_kind(self) -> DriveAction:
         if (self.tool is None) == (self.text is None):
             raise ValueError('an action is {"tool": NAME, "args": {...}} or {"text": "..."}')
         if self.tool is None and (self.status is not None or self.result is not None or self.args):
@@ -64,7 +64,7 @@ class Reply(Strict):
     actions: list[DriveAction] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _calls_or_one_text(self) -> "Reply":
+    def _calls_or_one_text(self) -> Reply:
         texts = [a for a in self.actions if a.text is not None]
         if texts and len(self.actions) > 1:
             raise ValueError("a reply is one text, or tool calls only")

@@ -28,9 +28,10 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from judge.errors import UsageError
 from judge.suite.drive.actions import MAX_ANSWER_BYTES, AgentFailure, Reply, parse_reply

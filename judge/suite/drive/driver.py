@@ -32,6 +32,7 @@ from judge.model import (
     ToolResultEvent,
     UserEvent,
 )
+from judge.model.script import Status
 from judge.suite.drive.actions import AgentFailure, DriveAction, Reply
 from judge.suite.drive.agents import StepContext
 from judge.suite.drive.fixtures import FixtureBook
@@ -143,7 +144,8 @@ class _Run:
                                           args=action.args))
         self.outcome.calls[tool] = self.outcome.calls.get(tool, 0) + 1
         if action.live:
-            status, result = action.status or "ok", action.result
+            status: Status = action.status or "ok"
+            result = action.result
         else:
             answer = self.book.answer(turn, tool, action.args)
             if answer.response.delay:

@@ -16,6 +16,7 @@ from typing import Any
 from judge.checks.arguments import MISSING, arg_at
 from judge.checks.matching import matches, tool_is
 from judge.model import Script, ToolFixture, ToolResponse
+from judge.model.script import Status
 
 
 @dataclass
@@ -26,7 +27,7 @@ class Answer:
     fixture: str | None
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         return self.response.status
 
 

@@ -19,8 +19,17 @@ from judge.errors import UsageError
 from judge.grade.provenance import input_file, package_versions
 from judge.ledger import pair_path
 from judge.suite.drive.files import prepare_folder, write_json
-from judge.suite.drive.report import DriveReport, DrivenRun, PairHalf, PairVerdict, stress_outcome
-from judge.suite.drive.session import DriveOptions, DriveResult, Progress, Subject, agent_record, Driver, tools_for, load_subject
+from judge.suite.drive.report import DrivenRun, DriveReport, PairHalf, PairVerdict, stress_outcome
+from judge.suite.drive.session import (
+    DriveOptions,
+    Driver,
+    DriveResult,
+    Progress,
+    Subject,
+    agent_record,
+    load_subject,
+    tools_for,
+)
 from judge.suite.drive.stress import control
 from judge.suite.drive.suite_report import suite_report
 
@@ -73,7 +82,8 @@ def pair_verdict(halves: list[Subject], runs: list[DrivenRun], outcomes: dict, f
         mine = [r for r in runs if r.variant == sid]
         calls[sid] = [[f"{u.tool} {json.dumps(u.args, sort_keys=True, default=str)}" for u in o.tools]
                       for o in outcomes[sid]]
-        parts.append(PairHalf(scenario=sid, file=files[sid], runs=len(mine), passed=sum(r.outcome == "pass" for r in mine),
+        parts.append(PairHalf(scenario=sid, file=files[sid], runs=len(mine),
+                              passed=sum(r.outcome == "pass" for r in mine),
                               tools=[[u.tool for u in o.tools] for o in outcomes[sid]]))
     failing = [(s, r) for s in halves for r in runs if r.variant == s.scenario.id and r.outcome == "fail"]
     if failing:

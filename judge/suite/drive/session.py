@@ -10,9 +10,10 @@ decision) and `run.json` (judge.suite.drive.report.DriveReport); with `--record`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from judge.checks.matching import tool_is
 from judge.errors import UsageError
@@ -143,7 +144,9 @@ class Driver:
                           "agent": self.agent_header(), "texts_sha256": texts_sha256()})
             if self.progress:
                 self.progress(self.done, self.total, f"{variant.name} run {rep}")
-            outcome = drive_run(plan, variant.scenario.script, FixtureBook(variant.scenario.script), self.options.limits)
+            script = variant.scenario.script
+            assert script is not None  # only a scenario with a script is driven (the plan refuses others)
+            outcome = drive_run(plan, script, FixtureBook(script), self.options.limits)
             self.outcomes.append(outcome)
             run = self.session.grade_run(variant.ledger, plan.trace, floor=self.options.floor, digest=True,
                                          scenario=scenario_input)
@@ -165,7 +168,8 @@ def settle_driven(run: RunReport, outcome: RunOutcome, variant: Variant) -> None
     """A run the agent stopped (crash, hang, garbage, a limit), or whose stressor never bit, is never a
     pass: inconclusive with the reason (a run that already failed stays failed, the reason added)."""
     reasons = [f"the agent stopped the run: {outcome.failure}"] if outcome.failure else []
-    if variant.exercise and not any(tool_is(called, pattern) for called in outcome.calls for pattern in variant.exercise):
+    if variant.exercise and not any(tool_is(called, pattern)
+                                    for called in outcome.calls for pattern in variant.exercise):
         reasons.append(f"the stressor {variant.name} was not exercised: the agent never called "
                        f"{' or '.join(variant.exercise)}")
     if not reasons:

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from judge.checks.matching import carries_value, matches, norm, tool_is
 from judge.errors import UsageError
@@ -153,13 +154,13 @@ def tool_contradiction(stage: Stage, arg: str | None) -> None:
     words = texts().contradiction
     parts = []
     for rule in stage.rules("forbidden-call"):
-        history = stage.ledger.keys.get(rule.get("key"))
+        history = stage.ledger.keys.get(rule.get("key", ""))
         if history is not None and history.class_ in ("permission", "constraint"):
             shown = rule["tool"] + (f" ({', '.join(f'{k}={v}' for k, v in rule['args'].items())})"
                                     if rule.get("args") else "")
             parts.append(fill(words.permission, tool=shown))
     for rule in stage.rules("superseded-value"):
-        history = stage.ledger.keys.get(rule.get("key"))
+        history = stage.ledger.keys.get(rule.get("key", ""))
         if history is not None and len(history.versions) > 1:
             parts.append(fill(words.stale, key=history.key, old=history.versions[0].value))
     if not parts:
@@ -219,7 +220,8 @@ def completions_resting_on(data: dict[str, Any], tool: str) -> list[str]:
 def _drop_completions(stage: Stage, tool: str) -> list[str]:
     keys = completions_resting_on(stage.data, tool)
     stage.data["deltas"] = [d for d in stage.data.get("deltas") or []
-                            if not (d["key"] in keys and d["op"] in ("complete", "reopen") and d.get("source") == "tool")]
+                            if not (d["key"] in keys and d["op"] in ("complete", "reopen")
+                                    and d.get("source") == "tool")]
     for checkpoint in stage.data.get("checkpoints") or []:
         if checkpoint.get("expect_completed"):
             checkpoint["expect_completed"] = [k for k in checkpoint["expect_completed"] if k not in keys]
