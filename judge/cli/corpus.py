@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from pydantic import ValidationError
 
 from judge.cli.common import console, refuse_overwriting_inputs, user_errors, write_output
-from judge.errors import JudgeInputError, UsageError
+from judge.errors import UsageError
 
 
 def grade_corpus_files(paths: list[Path], policy: str, *, judge: Optional[str], config: Optional[Path],
@@ -23,11 +22,10 @@ def grade_corpus_files(paths: list[Path], policy: str, *, judge: Optional[str], 
                        engine: Optional[str], jobs: Optional[int], sample: int, seed: int, tools: Optional[Path],
                        on_judge_error: Optional[str], allow_draft: bool) -> None:
     """`judge grade --policy` given a corpus (a folder, or a JSONL of many traces): write its report."""
+    from judge.api import grade_corpus, parse_engine
     from judge.cli.progress import Activity
     from judge.cli.suite import _default_judge
-    from judge.render import corpus as render
-    from judge.suite.corpus import grade_corpus
-    from judge.suite.engine import parse_engine
+    from judge.render import corpus_page, corpus_to_json, render_corpus
 
     given = [flag for flag, value in others.items() if value]
     if given:
@@ -39,31 +37,12 @@ def grade_corpus_files(paths: list[Path], policy: str, *, judge: Optional[str], 
                               engine=parse_engine(engine), tools=tools, on_judge_error=on_judge_error,
                               allow_draft=allow_draft, sample_size=sample, seed=seed, progress=bar)
     if json_path:
-        write_output(json_path, render.to_json(report), inputs)
+        write_output(json_path, corpus_to_json(report), inputs)
     if html:
-        from judge.render.html import corpus_page
-
         write_output(html, corpus_page(report), inputs)
     if not quiet:
-        render.render_terminal(report, console())
+        render_corpus(report, console())
     raise typer.Exit(0)
-
-
-def load_corpus_report(path: Path):
-    """A corpus report file (`judge grade --policy P CORPUS --json FILE`), validated; else a one-line error."""
-    from judge.model.corpus import CorpusReport
-    from judge.model.limits import read_json_file
-
-    data = read_json_file(path, "a JSON corpus report")
-    if not isinstance(data, dict) or data.get("kind") != "corpus-report":
-        raise JudgeInputError("not a corpus report (written by `judge grade --policy P CORPUS --json FILE`)",
-                              file=str(path), field="kind")
-    try:
-        return CorpusReport.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        message = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
-        raise JudgeInputError(message, file=str(path), field=".".join(str(p) for p in err["loc"])) from None
 
 
 @user_errors
@@ -78,16 +57,16 @@ def diff_command(
     """Say which policy keys' violation rates moved between two corpus reports: a two-proportion z-test per key
     on the observed counts, Holm-corrected over the keys. Exit 0: no safety-critical rate rose significantly;
     1: one did; 2: bad input; 4: internal error."""
-    from judge.render import corpus as render
-    from judge.suite.corpus_diff import diff_corpora
+    from judge.api import diff_corpora, load_corpus_report
+    from judge.render import corpus_to_json, render_corpus_diff
 
     refuse_overwriting_inputs([json_path], [old, new])
     diff = diff_corpora(load_corpus_report(old), load_corpus_report(new), alpha=alpha, old_name=str(old),
                         new_name=str(new))
     if json_path:
-        write_output(json_path, render.to_json(diff), [old, new])
+        write_output(json_path, corpus_to_json(diff), [old, new])
     if not quiet:
-        render.render_diff(diff, console())
+        render_corpus_diff(diff, console())
     raise typer.Exit(1 if diff.failed else 0)
 
 

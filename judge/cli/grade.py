@@ -91,7 +91,7 @@ def grade(
 
     scenario, traces = split_files(scenario, traces, policy)  # type: ignore[assignment]  # with --policy: None
     if policy is not None:
-        from judge.suite.corpus import is_corpus
+        from judge.api import is_corpus
 
         if is_corpus(traces):
             from judge.cli.corpus import grade_corpus_files

@@ -4,6 +4,8 @@ keys), and whether a safety-critical rate rose significantly (the command then e
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from judge.model.corpus import CorpusDiff, CorpusReport, KeyChange
 
 TEST = ("two-proportion z-test (pooled, two-sided; statsmodels proportions_ztest) on each key's observed "
@@ -42,3 +44,22 @@ def diff_corpora(old: CorpusReport, new: CorpusReport, *, alpha: float = 0.05, o
                       only_old=[k for k in old_keys if k not in new_keys],
                       only_new=[k for k in new_keys if k not in old_keys], failed=bool(reasons), reasons=reasons,
                       warnings=warnings)
+
+
+def load_corpus_report(path: str | Path) -> CorpusReport:
+    """A corpus report file (`judge grade --policy P CORPUS --json FILE`), validated; else a one-line error."""
+    from pydantic import ValidationError
+
+    from judge.errors import JudgeInputError
+    from judge.model.limits import read_json_file
+
+    data = read_json_file(path, "a JSON corpus report")
+    if not isinstance(data, dict) or data.get("kind") != "corpus-report":
+        raise JudgeInputError("not a corpus report (written by `judge grade --policy P CORPUS --json FILE`)",
+                              file=str(path), field="kind")
+    try:
+        return CorpusReport.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        message = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        raise JudgeInputError(message, file=str(path), field=".".join(str(p) for p in err["loc"])) from None
