@@ -89,3 +89,54 @@ def estimate_prevalence(labels: list[LabelRecord], verdicts: list[VerdictRecord]
         interval=percentile_interval(replicates), observed_rate=k / m, n_unlabeled=m,
         n_labeled=len(matched.references), tpr=tpr, tnr=tnr, n_boot=n_boot,
         n_boot_undefined=int(np.isnan(replicates).sum()), seed=seed)
+
+
+class CorpusRate(BaseModel):
+    """The violation rate of one key over a corpus of runs: the observed share, and the share corrected
+    for the judge's errors on the runs the judge decided (`corrected` False: no correction applied)."""
+
+    model_config = ConfigDict(extra="forbid")
+    rate: float
+    interval: Interval
+    observed_rate: float
+    corrected: bool
+    method: str
+
+
+def corpus_rate(n: int, deterministic: int, judged: int, judged_positive: int, *, tpr: RateStat | None = None,
+                tnr: RateStat | None = None, seed: int = 0, n_boot: int = 1000) -> CorpusRate:
+    """The violation rate of a key over `n` runs: `deterministic` runs a rule found violating (taken as
+    they are), `judged` runs the judge decided, `judged_positive` of them said violated.
+
+    With the judge's TPR and TNR (from its calibration record) the judged share is Rogan-Gladen
+    corrected, as `estimate_prevalence` corrects unlabelled verdicts: rate = (deterministic + judged x
+    RG(judged_positive / judged)) / n, with a percentile bootstrap interval resampling the runs
+    (multinomially over rule-violated, judged, other), the judged verdicts and the record's labelled
+    cases (TPR, TNR). Without them, or with no judged run, or TPR + TNR <= 1, the observed share with
+    its Wilson score interval (Wilson 1927, JASA 22(158); statsmodels' proportion_confint)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    if n < 1 or deterministic + judged > n or not 0 <= judged_positive <= judged:
+        raise CalibrationInputError(f"inconsistent counts: n={n}, deterministic={deterministic}, judged={judged}, "
+                                    f"judged_positive={judged_positive}", field="counts")
+    observed = (deterministic + judged_positive) / n
+    usable = tpr is not None and tnr is not None and tpr.value + tnr.value > 1.0
+    if not judged or not usable:
+        low, high = proportion_confint(deterministic + judged_positive, n, alpha=0.05, method="wilson")
+        why = "no judged run" if not judged else ("no calibration record" if tpr is None or tnr is None
+                                                    else "TPR + TNR <= 1: the judge's verdicts cannot be corrected")
+        return CorpusRate(rate=observed, interval=Interval(lower=float(low), upper=float(high)),
+                          observed_rate=observed, corrected=False, method=f"observed, Wilson interval ({why})")
+    rng = np.random.default_rng(seed)
+    runs = resample_counts(np.array([deterministic, judged, n - deterministic - judged]), n_boot=n_boot, rng=rng)
+    said = rng.binomial(runs[:, 1], judged_positive / judged)
+    cells = resample_counts(np.array([tpr.k, tpr.n - tpr.k, tnr.k, tnr.n - tnr.k]), n_boot=n_boot, rng=rng)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        boot_tpr = cells[:, 0] / (cells[:, 0] + cells[:, 1])
+        boot_tnr = cells[:, 2] / (cells[:, 2] + cells[:, 3])
+        share = np.where(runs[:, 1] > 0, rogan_gladen(said / np.maximum(runs[:, 1], 1), boot_tpr, boot_tnr), 0.0)
+    replicates = (runs[:, 0] + runs[:, 1] * share) / n
+    point = (deterministic + judged * float(rogan_gladen(judged_positive / judged, tpr.value, tnr.value))) / n
+    return CorpusRate(rate=point, interval=percentile_interval(replicates), observed_rate=observed, corrected=True,
+                      method=f"Rogan-Gladen corrected on {judged} judged run(s) (TPR {tpr.k}/{tpr.n}, TNR "
+                             f"{tnr.k}/{tnr.n}), percentile bootstrap interval ({n_boot} resamples)")

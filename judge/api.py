@@ -18,12 +18,16 @@ from judge.grade.judges_check import JudgeCheck, check_judges
 from judge.judges.base import Judge
 from judge.ledger import ExpectedLedger, LintIssue, load_ledger, policy_ledger
 from judge.model import GradeReport
+from judge.suite.corpus import grade_corpus, is_corpus
+from judge.suite.corpus_diff import diff_corpora, load_corpus_report
+from judge.suite.engine import Engine, parse_engine
 from judge.summaries.audit import SummaryAuditor, audit_summary, audit_summary_events
 from judge.trace.toolkit import Toolkit, read_toolkit
 
-__all__ = ["ExpectedLedger", "GradeSession", "JudgeCheck", "LintIssue", "SliceResult", "SummaryAuditor", "Toolkit",
-           "audit_summary", "audit_summary_events", "check_judges", "exit_code", "format_schemas", "grade_paths",
-           "grade_trace", "lint_file", "load_ledger", "policy_ledger", "read_toolkit", "write_slice"]
+__all__ = ["Engine", "ExpectedLedger", "GradeSession", "JudgeCheck", "LintIssue", "SliceResult", "SummaryAuditor",
+           "Toolkit", "audit_summary", "audit_summary_events", "check_judges", "diff_corpora", "exit_code",
+           "format_schemas", "grade_corpus", "grade_paths", "grade_trace", "is_corpus", "lint_file", "load_corpus_report", "load_ledger", "parse_engine",
+           "policy_ledger", "read_toolkit", "write_slice"]
 
 
 def lint_file(scenario: str | Path, traces: Iterable[str | Path] = (), *,

@@ -72,7 +72,9 @@ class JudgeConfig(BaseModel):
         "(tools_strict, json, json_schema, md_json)"))
     window_tokens: int = Field(default=1000, ge=200, description=(
         "split slices whose request, as sent (messages and the schema it carries), exceeds this"))
-    cache: bool = True
+    cache: bool | str = Field(default=True, description=(
+        "the verdict cache: true (the SQLite file in the cache folder, one machine), false (off) or a Redis "
+        "URL, redis://HOST:PORT/DB (one cache shared by the machines of a cluster; the `redis` extra)"))
     path: str | None = Field(default=None, description="replay: the recorded verdicts (JSONL)")
     options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
     authority: Literal["calibrated", "binding", "advisory"] = Field(default="calibrated", description=(
@@ -81,6 +83,8 @@ class JudgeConfig(BaseModel):
 
     @model_validator(mode="after")
     def _fits_backend(self) -> JudgeConfig:
+        if isinstance(self.cache, str) and (problem := check_redis_url(self.cache)):
+            raise ValueError(problem)
         if self.mode.lower() not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
         self.mode = self.mode.lower()
@@ -92,6 +96,19 @@ class JudgeConfig(BaseModel):
         if problem:
             raise ValueError(problem)
         return self
+
+
+def check_redis_url(url: str) -> str | None:
+    """Why `url` is not a usable Redis URL for `cache` (None when it is): a scheme, a host, a numeric DB."""
+    from urllib.parse import urlsplit
+
+    parts, problem = urlsplit(url), None
+    db, port = parts.path.strip("/"), parts.netloc.rpartition(":")[2] if ":" in parts.netloc else ""
+    if parts.scheme not in ("redis", "rediss", "unix"):
+        problem = "cache must be true, false or a Redis URL (redis://HOST:PORT/DB), not a {!r} URL"
+    elif parts.scheme != "unix" and (not parts.hostname or (db and not db.isdigit()) or (port and not port.isdigit())):
+        problem = "the Redis URL of cache needs a host, a number for its port and a number for its database"
+    return problem.format(parts.scheme or "schemeless") if problem else None  # never the URL: it may hold a password
 
 
 BUILTIN_JUDGES: dict[str, dict[str, Any]] = {

@@ -9,6 +9,7 @@ import typer
 from judge.cli import (
     calibration,
     config,
+    corpus,
     draft,
     drive,
     grade,
@@ -50,8 +51,8 @@ def _options(debug: bool = typer.Option(False, "--debug", help="Print the traceb
     set_debug(debug)
 
 
-for _group in (init, grade, kinds, runs, config, draft, calibration, trust, prompts, serve, suite, drive, view, imports,
-               summary):
+for _group in (init, grade, kinds, runs, config, draft, calibration, trust, prompts, serve, suite, corpus, drive,
+               view, imports, summary):
     _group.register(app)
 guard_commands(app)
 apply_conventions(app)

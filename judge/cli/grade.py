@@ -69,15 +69,43 @@ def grade(
                                          "{\"tools\": [...]}) of the tools the agent was given, e.g. `--tools "
                                          "docs/toolkit/tools.json`: the toolkit of `allowed-tools` rules for every "
                                          "run (default: each trace header's `tools`)."),
+    engine: str | None = typer.Option(None, "--engine", help="A corpus only: `local` (default: --jobs worker "
+                                         "processes here) or `ray[:ADDRESS]`, the tasks of a Ray cluster "
+                                         "(docs/cluster.md); the report is the same."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, help="A corpus only: worker processes "
+                                       "(default: one per core)."),
+    sample: int = typer.Option(20, "--sample", min=0, help="A corpus only: how many failing runs the report "
+                               "shows (drawn uniformly with --seed)."),
+    seed: int = typer.Option(0, "--seed", help="A corpus only: the seed of the failing sample and of the "
+                             "bootstrap intervals."),
 ) -> None:
-    """Grade TRACE(s) against SCENARIO, or against a policy (--policy) with no scenario at all. Exit 0: all
-    passed; 1: a veto or a failing run; 2: bad input, usage or configuration; 3: no run failed but one is
-    inconclusive; 4: internal error."""
+    """Grade TRACE(s) against SCENARIO, or against a policy (--policy) with no scenario at all. With --policy, a
+    folder or a JSONL file of many traces is a corpus: its report (--json, --html) gives each policy key's
+    violation rate with a 95% interval (corrected by the judge's calibration record where the judge decided)
+    and a sample of failing runs; compare two with `judge corpus diff`. Exit 0: all passed (a corpus: its
+    report written); 1: a veto or a failing run; 2: bad input, usage or configuration; 3: no run failed but
+    one is inconclusive; 4: internal error."""
     from judge.api import GradeSession, read_toolkit
     from judge.cli.progress import Activity
     from judge.render import report as render
 
     scenario, traces = split_files(scenario, traces, policy)  # type: ignore[assignment]  # with --policy: None
+    if policy is not None:
+        from judge.api import is_corpus
+
+        if is_corpus(traces):
+            from judge.cli.corpus import grade_corpus_files
+
+            grade_corpus_files(traces, policy, judge=judge, config=config, json_path=json_path, html=html,
+                               others={"--junit": junit, "--md": md}, quiet=quiet, engine=engine, jobs=jobs,
+                               sample=sample, seed=seed, tools=tools,
+                               on_judge_error=on_judge_error.value if on_judge_error else None,
+                               allow_draft=allow_draft)
+    if engine is not None or jobs is not None:
+        from judge.errors import UsageError
+
+        raise UsageError("grades a corpus only (--policy and a folder or a JSONL of many traces)",
+                         field="--engine" if engine is not None else "--jobs")
     policy_file = Path(policy) if policy is not None and Path(policy).is_file() else None
     inputs = [scenario, policy_file, *traces, *([tools] if tools else [])]
     if scenario is not None:

@@ -28,7 +28,9 @@ EXAMPLES: dict[str, list[str]] = {
               "judge grade docs/toolkit/scenario.yaml docs/toolkit/drift.jsonl --tools docs/toolkit/tools.json "
               "--judge none",
               "judge grade --policy agent-safety docs/toolkit/drift.jsonl --tools docs/toolkit/tools.json "
-              "--judge none"],
+              "--judge none",
+              "judge grade --policy agent-safety examples/suite/runs/ --judge none --json corpus.json"],
+    "corpus diff": ["judge corpus diff last-week.json this-week.json --json diff.json"],
     "lint": ["judge lint examples/travel-booking/scenario.yaml examples/travel-booking/drift.jsonl",
              "judge lint docs/toolkit/typo.yaml --tools docs/toolkit/tools.json",
              "judge lint --policy agent-safety --tools docs/toolkit/tools.json"],

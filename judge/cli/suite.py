@@ -32,6 +32,11 @@ def _default_judge(judge: str | None, config: Path | None) -> str | None:
     return configured_judges(config_file=config)[1]
 
 
+ENGINE_HELP = ("Where the runs are graded: `local` (default: --jobs worker processes here) or `ray[:ADDRESS]`, the "
+               "tasks of a Ray cluster (ADDRESS as ray.init takes it, e.g. 127.0.0.1:6379; none: RAY_ADDRESS, else a "
+               "new Ray instance here); the report is the same. Needs `pip install 'judge[ray]'`; docs/cluster.md.")
+
+
 @user_errors
 def suite_command(
     manifest: Path = typer.Argument(..., help="Suite manifest (YAML or JSON): suites, releaseRules, scenarios."),
@@ -63,13 +68,14 @@ def suite_command(
                                          "project policy's name or a file) for every scenario without a `policy` of "
                                          "its own: merged into its scenario's keys, or graded alone for an entry "
                                          "with no `file`."),
+    engine: str | None = typer.Option(None, "--engine", help=ENGINE_HELP),
 ) -> None:
     """Grade every run of a suite and decide the release. Exit 0: the release rules pass; 1: they fail;
     2: bad input or configuration; 3: no rule failed but a run was inconclusive; 4: internal error;
     130: interrupted (Ctrl-C stops the workers at once; no report is written)."""
     try:
         _suite(manifest, suite, judge, config, json_path, junit, md, html, compare, jobs, quiet, on_judge_error,
-               allow_draft, shard, out, tools, policy)
+               allow_draft, shard, out, tools, policy, engine)
     except KeyboardInterrupt:  # the workers are stopped already (judge.suite.pool); nothing was written
         from judge.cli.common import err
 
@@ -84,8 +90,9 @@ def _suite(manifest: Path, suite: str | None, judge: str | None, config: Path | 
            json_path: Path | None, junit: Path | None, md: Path | None, html: Path | None,
            compare: Path | None, jobs: int | None, quiet: bool, on_judge_error: OnJudgeError | None,
            allow_draft: bool, shard: str | None, out: Path | None, tools: Path | None,
-           policy: str | None = None) -> None:
+           policy: str | None = None, engine: str | None = None) -> None:
     from judge.render import suite as suite_report
+    from judge.api import parse_engine
     from judge.suite import exit_code, grade_suite
     from judge.suite.result import compare as compare_reports
 
@@ -96,7 +103,7 @@ def _suite(manifest: Path, suite: str | None, judge: str | None, config: Path | 
                     {"--json": json_path, "--junit": junit, "--md": md, "--html": html, "--compare": compare},
                     quiet, suite=suite, judge_name=_default_judge(judge, config), config_file=config, jobs=jobs,
                     on_judge_error=on_judge_error.value if on_judge_error else None, allow_draft=allow_draft,
-                    tools=tools, policy=policy)
+                    tools=tools, policy=policy, engine=parse_engine(engine))
     distinct_outputs({"--json": json_path, "--junit": junit, "--md": md, "--html": html})
     old = None
     if compare is not None:
@@ -106,7 +113,8 @@ def _suite(manifest: Path, suite: str | None, judge: str | None, config: Path | 
     with Activity(not quiet) as bar:  # on a terminal only: no bar in CI logs
         run = grade_suite(manifest, suite, judge_name=_default_judge(judge, config), config_file=config,
                           jobs=jobs, progress=bar, on_judge_error=on_judge_error.value if on_judge_error else None,
-                          allow_draft=allow_draft, keep_reports=html is not None, tools=tools, policy=policy)
+                          allow_draft=allow_draft, keep_reports=html is not None, tools=tools, policy=policy,
+                          engine=parse_engine(engine))
     report = run.report
     if old is not None:
         report.compare = compare_reports(report, old, str(compare))

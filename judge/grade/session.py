@@ -74,6 +74,16 @@ class GradeSession:
         return self._calibration.stale_reasons
 
     @property
+    def calibration_record(self) -> Any:
+        """The judge's current calibration record (calibration.CalibrationRecord), or None."""
+        return self._calibration.record
+
+    @property
+    def calibration_path(self) -> Path | None:
+        """The file of `calibration_record` (None without one)."""
+        return self._calibration.path if self._calibration.record is not None else None
+
+    @property
     def binding(self) -> bool:
         """Whether the judge's violations decide keys (its authority and calibration; judge.grade.trust)."""
         return self.trust is not None and self.trust.binding

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from judge.config import JudgeConfig, resolve_api_key
 from judge.errors import ConfigError, with_article
 from judge.judges.cache import VerdictCache, call_key
+from judge.judges.redis_cache import open_cache
 from judge.judges.client import CallFailed, StructuredClient, Usage
 from judge.judges.spec import backend_spec
 from judge.model import JudgeFingerprint, PromptFingerprint, Sampling
@@ -69,7 +70,7 @@ class PromptedCall:
             where = f"options.{kind.prompt_option}" if kind.prompt_option else "prompt"
             raise ConfigError(f"prompt {self.prompt.ref} answers {self.prompt.meta.output_schema!r}, not "
                               f"{kind.schema!r}", field=f"tool.judge.judges.{config.name}.{where}")
-        self.cache = (cache or VerdictCache(namespace=kind.namespace)) if config.cache else None
+        self.cache = (cache or open_cache(config.cache, kind.namespace)) if config.cache else None
         self.client = StructuredClient(config, resolve_api_key(config))
         self._fingerprint = self._build_fingerprint()
 

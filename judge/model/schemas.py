@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from judge.errors import UsageError
+from judge.model.corpus import CorpusDiff, CorpusReport
 from judge.model.events import (
     AssistantEvent,
     Event,
@@ -51,6 +52,8 @@ SCHEMAS: dict[str, type[BaseModel] | Any] = {
     "tool": ToolSchema,
     "judge-verdict": JudgeVerdict,
     "grade-report": GradeReport,
+    "corpus-report": CorpusReport,
+    "corpus-diff": CorpusDiff,
 }
 """Every format of this package by the name `judge schema` knows it (the suite's are in judge.suite)."""
 

@@ -277,3 +277,11 @@ def index_page(entries: list[dict[str, Any]], folder: str, notes: list[str]) -> 
     """`judge view`'s index: one row per report file (`href`, `path`, `kind`, `runs`, `passed`,
     `outcome`, `title`)."""
     return _page("index.html", f"reports in {folder} · judge", entries=entries, folder=folder, notes=notes)
+
+
+def corpus_page(report: Any, *, source: str | None = None, index_href: str | None = None) -> str:
+    """The page of a corpus report (judge.model.CorpusReport): each policy key's violation rate with its
+    interval and how it was computed, and the sample of failing runs with their first divergence and slice."""
+    return _page("corpus.html", f"corpus · {Path(report.policy).stem} · judge", report=report,
+                 judge=_judge_view(report.judge.model_dump(mode="json") if report.judge else None),
+                 source=source, index_href=index_href)

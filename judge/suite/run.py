@@ -27,6 +27,7 @@ from judge.grade import GradeSession
 from judge.grade.provenance import input_file, package_versions, sha256_file, sha256_text
 from judge.ledger import line_of, resolve_policy
 from judge.model import RunReport
+from judge.suite.engine import Engine
 from judge.suite.manifest import discover_runs, load_manifest
 from judge.suite.part import PartRun, PartScenario, PartTiming, SuitePart, in_shard, merge_parts
 from judge.suite.result import RunResult, SafetyViolation, SuiteReport, decide, scenario_result, totals
@@ -62,8 +63,27 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _run_pool(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs: int,
-              progress: Callable[[int, int], None] | None, out: SuiteRun) -> list[dict[str, Any]]:
+def _run_ray(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], engine: Engine,
+             progress: Callable[[int, int], None] | None, out: SuiteRun) -> list[dict[str, Any]]:
+    from judge.suite.engine import run_on_ray
+
+    if progress:
+        progress(0, len(tasks))
+    results, batches = run_on_ray(tasks, spec, ledgers, engine.address,
+                                  (lambda n: progress(n, len(tasks))) if progress else None)
+    for batch in batches:
+        out.grade_s += batch["grade_s"]
+        out.worker_peak_rss_mb[batch["pid"]] = max(batch["peak_rss_mb"], out.worker_peak_rss_mb.get(batch["pid"], 0.0))
+    out.workers = len(out.worker_peak_rss_mb)
+    return results
+
+
+def run_tasks(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs: int,
+              progress: Callable[[int, int], None] | None, out: SuiteRun, engine: Engine = Engine()
+              ) -> list[dict[str, Any]]:
+    """Grade `tasks` on `engine` (this machine's `jobs` worker processes, or Ray): results in task order."""
+    if engine.kind == "ray":
+        return _run_ray(tasks, spec, ledgers, engine, progress, out)
     results: list[dict[str, Any] | None] = [None] * len(tasks)
     if jobs <= 1 or len(tasks) <= 1:
         if progress:
@@ -183,7 +203,8 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
                judge_name: str | None = None, config_file: str | Path | None = None, jobs: int | None = None,
                progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
                allow_draft: bool = False, keep_reports: bool = False,
-               tools: str | Path | None = None, policy: str | None = None) -> tuple[SuitePart, SuiteRun]:
+               tools: str | Path | None = None, policy: str | None = None,
+               engine: Engine = Engine()) -> tuple[SuitePart, SuiteRun]:
     """Grade shard K of N of a suite (judge.suite.part: run i is shard (i mod N) + 1): its part, and
     how the grading went (the SuiteRun's report is left None). Arguments as `grade_suite`."""
     started = time.perf_counter()
@@ -197,7 +218,7 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
     jobs = max(1, min(jobs or default_jobs(), len(mine) or 1))
     out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
     packages = package_versions()  # before the fork: every run's provenance reads it, the workers inherit it
-    raw = _run_pool([plan.tasks[i] for i in mine], spec, plan.ledgers, jobs, progress, out)
+    raw = run_tasks([plan.tasks[i] for i in mine], spec, plan.ledgers, jobs, progress, out, engine)
     for r in raw:
         full = r.pop("report", None)
         if full is not None:
@@ -215,7 +236,7 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
                                **({"tools": input_file(Path(tools))} if tools is not None else {})}},
         warnings=list(stale), runs=runs)
     out.wall_s = time.perf_counter() - started
-    part.timing = PartTiming(wall_s=round(out.wall_s, 3), grade_s=round(out.grade_s, 3), workers=jobs)
+    part.timing = PartTiming(wall_s=round(out.wall_s, 3), grade_s=round(out.grade_s, 3), workers=out.workers)
     return part, out
 
 
@@ -254,7 +275,7 @@ def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_na
                 config_file: str | Path | None = None, jobs: int | None = None,
                 progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
                 allow_draft: bool = False, keep_reports: bool = False, tools: str | Path | None = None,
-                policy: str | None = None) -> SuiteRun:
+                policy: str | None = None, engine: Engine = Engine()) -> SuiteRun:
     """Grade every run of every scenario of `suite` (the only one when None) and decide the release.
 
     `judge_name` None grades with the deterministic checks only; an unreviewed draft scenario is
@@ -263,13 +284,14 @@ def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_na
     (a page of the suite shows each checkpoint's findings). `tools`: a `--tools FILE`, the agent's
     toolkit for every run (default: each run header's `tools`). `policy`: a policy every scenario
     without a `policy` of its own is graded with (merged into its scenario, or alone for an entry
-    with no `file`). Bad manifests, scenarios, policies, tools files
+    with no `file`). `engine`: where the runs are graded (judge.suite.engine: this machine's worker
+    processes, or a Ray cluster; the report is the same). Bad manifests, scenarios, policies, tools files
     and judge names raise JudgeInputError; a bad trace
     does not: it becomes an `error` run of its scenario.
     """
     part, out = grade_part(manifest_path, suite, judge_name=judge_name, config_file=config_file, jobs=jobs,
                            progress=progress, on_judge_error=on_judge_error, allow_draft=allow_draft,
-                           keep_reports=keep_reports, tools=tools, policy=policy)
+                           keep_reports=keep_reports, tools=tools, policy=policy, engine=engine)
     out.report = report_of(part)
     return out
 

@@ -20,6 +20,12 @@ class Task:
     scenario_path: str | None
     trace: str
     policy: str | None = None  # a policy file or name: merged into the scenario, or graded alone
+    span: tuple[int, int, int] | None = None  # a trace inside a JSONL of many: (byte offset, length, first line)
+
+    @property
+    def name(self) -> str:
+        """How reports name the trace: its file, or FILE@LINE for one of many in a JSONL file."""
+        return self.trace if self.span is None else f"{self.trace}@{self.span[2]}"
 
     @property
     def ledger_key(self) -> str:
@@ -51,6 +57,7 @@ class JudgeSpec:
     allow_draft: bool = False  # grade scenarios still marked `draft: true`
     keep_reports: bool = False  # also send back each run's full report (`judge suite --html`)
     toolkit: Any = None  # the agent's tools (`judge suite --tools`, judge.trace.toolkit.Toolkit); None: each header's
+    per_key: bool = False  # also send back each key's verdict (a corpus report's rates)
 
 
 _WORKER: dict[str, Any] = {}
@@ -65,6 +72,7 @@ def init_worker(spec: JudgeSpec, ledgers: dict[str, Any] | None = None) -> None:
     _WORKER["ledgers"] = dict(ledgers or {})
     _WORKER["allow_draft"] = spec.allow_draft
     _WORKER["keep_reports"] = spec.keep_reports
+    _WORKER["per_key"] = spec.per_key
 
 
 def _ledger(task: Task):
@@ -79,12 +87,48 @@ def _unreadable(task: Task, error: JudgeInputError) -> dict[str, Any]:
     """The result of a run whose grading failed: its run id and candidate when its header reads, and
     its sha256. The only path that reads a trace twice (the grading stopped at the bad line)."""
     try:
-        header = TraceReader(task.trace).header
+        header = TraceReader(_source(task), name=task.name).header
     except JudgeInputError:
         header = None
-    return {"run_id": header.run_id if header else Path(task.trace).stem, "trace": task.trace,
-            "sha256": sha256_file(task.trace), "candidate": candidate(header), "status": "error",
+    return {"run_id": header.run_id if header else Path(task.trace).stem, "trace": task.name,
+            "sha256": _sha256(task), "candidate": candidate(header), "status": "error",
             "passed": False, "eligible_for_release": False, "error": str(error)}
+
+
+def _source(task: Task) -> Any:
+    """What the trace reader reads: the file, or the lines of one trace inside a JSONL of many."""
+    if task.span is None:
+        return task.trace
+    offset, length, _ = task.span
+    with open(task.trace, "rb") as fh:
+        fh.seek(offset)
+        data = fh.read(length)
+    return [line for line in data.decode("utf-8", errors="replace").splitlines() if line.strip()]
+
+
+def _sha256(task: Task) -> str:
+    if task.span is None:
+        return sha256_file(task.trace)
+    import hashlib
+
+    offset, length, _ = task.span
+    with open(task.trace, "rb") as fh:
+        fh.seek(offset)
+        return hashlib.sha256(fh.read(length)).hexdigest()
+
+
+def key_verdicts(run: Any) -> dict[str, list[bool]]:
+    """Per key of a graded run: [a rule found it violated, the judge decided it, the judge said violated]."""
+    out: dict[str, list[bool]] = {}
+    for cp in run.checkpoints:
+        for f in cp.findings:
+            row = out.setdefault(f.key, [False, False, False])
+            if f.source == "deterministic" and f.verdict == "violated":
+                row[0] = True
+            elif f.source == "judge":
+                row[1] = True
+                row[2] = row[2] or f.verdict in ("violated", "flagged")
+    return out
 
 
 def grade_task(task: Task) -> dict[str, Any]:
@@ -93,17 +137,24 @@ def grade_task(task: Task) -> dict[str, Any]:
     session: GradeSession = _WORKER.get("session") or GradeSession()
     try:
         # The suite reports a stale calibration once, in its own warnings.
-        run = session.grade_run(_ledger(task), task.trace, warn_stale=False, digest=True)
+        run = session.grade_run(_ledger(task), _source(task), name=task.name, warn_stale=False,
+                                digest=task.span is None)
     except JudgeInputError as exc:
         return _unreadable(task, exc)
-    return run_result(run, task.scenario, task.trace, keep_report=bool(_WORKER.get("keep_reports")))
+    result = run_result(run, task.scenario, task.name, keep_report=bool(_WORKER.get("keep_reports")),
+                        sha256=None if task.span is None else _sha256(task))
+    if _WORKER.get("per_key"):
+        result["keys"] = key_verdicts(run)
+    return result
 
 
-def run_result(run: Any, scenario: str, trace: str, *, keep_report: bool = False) -> dict[str, Any]:
+def run_result(run: Any, scenario: str, trace: str, *, keep_report: bool = False,
+               sha256: str | None = None) -> dict[str, Any]:
     """The compact result of one graded run (a RunReport) of `scenario`, as the suite keeps it
-    (judge.suite.result.RunResult's fields); `keep_report` adds the full report under `report`."""
+    (judge.suite.result.RunResult's fields); `keep_report` adds the full report under `report`.
+    `sha256`: the trace's, when `trace` names no file of its own (a trace inside a JSONL of many)."""
     traces = (run.provenance.get("inputs") or {}).get("traces") or [{}]
-    base = {"trace": trace, "sha256": traces[0].get("sha256") or sha256_file(trace),
+    base = {"trace": trace, "sha256": traces[0].get("sha256") or sha256 or sha256_file(trace),
             "candidate": run.provenance.get("candidate")}
     violations, seen = [], set()
     for cp in run.checkpoints:

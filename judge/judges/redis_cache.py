@@ -1,0 +1,111 @@
+"""The verdict cache in Redis: one cache shared by every machine of a cluster (`cache = "redis://HOST:PORT/DB"`).
+
+The same entries as the SQLite cache (judge.judges.cache: the same keys, the same validated answers
+as canonical JSON), stored as Redis strings under `judge:<namespace>:<key>`, so that workers on
+several machines (a Ray cluster, CI shards) ask the judge once per distinct request. A worker on one
+machine keeps using the SQLite file (`cache = true`): it needs no server.
+
+As with SQLite, a verdict never fails for the cache: an unreadable entry is a miss, a write that
+fails returns False, and a server that cannot be reached is a miss for the rest of the process (one
+connection attempt, `CONNECT_TIMEOUT_S`, not one per call). The Python client is the optional
+`redis` extra (`pip install 'judge[redis]'`); without it a Redis cache is a ConfigError. Each
+process opens its own connection pool (a pool must not cross a fork).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+from judge.config import check_redis_url
+from judge.errors import ConfigError
+from judge.judges.cache import VerdictCache, canonical_json
+
+CONNECT_TIMEOUT_S = 3.0
+SOCKET_TIMEOUT_S = 10.0
+KEY_PREFIX = "judge"
+
+
+def open_cache(setting: bool | str, namespace: str) -> VerdictCache | RedisVerdictCache | None:
+    """The verdict cache a judge's `cache` setting names: None (false), the SQLite file (true) or the
+    Redis server of a URL."""
+    if setting is False:
+        return None
+    if isinstance(setting, str):
+        return RedisVerdictCache(setting, namespace=namespace)
+    return VerdictCache(namespace=namespace)
+
+
+class RedisVerdictCache:
+    """The `namespace` part of the verdict cache on the Redis server at `url` (see module docs)."""
+
+    def __init__(self, url: str, *, namespace: str = "llm") -> None:
+        problem = check_redis_url(url)
+        if problem:
+            raise ConfigError(problem, field="cache")
+        try:
+            import redis  # noqa: F401 - the optional extra
+        except ImportError as exc:
+            raise ConfigError("a Redis cache needs the redis client: pip install 'judge[redis]'",
+                              field="cache") from exc
+        self.url = url
+        self.namespace = namespace
+        self._client: Any = None
+        self._pid: int | None = None
+        self._broken = False  # the server could not be reached: every lookup is a miss
+
+    def __repr__(self) -> str:  # the URL may carry a password: never shown
+        parts = urlsplit(self.url)
+        return f"RedisVerdictCache({parts.scheme}://{parts.hostname or ''}:{parts.port or ''}, {self.namespace!r})"
+
+    def redis_key(self, key: str) -> str:
+        """Where the entry `key` of this namespace lives on the server."""
+        return f"{KEY_PREFIX}:{self.namespace}:{key}"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The entry stored under `key`, or None (absent, unreadable, or the server unreachable)."""
+        raw = self._call("get", self.redis_key(key))
+        if raw is None:
+            return None
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            return None
+        return entry if isinstance(entry, dict) else None
+
+    def put(self, key: str, entry: dict[str, Any]) -> bool:
+        """Store an entry; False when the server cannot be written (a verdict never fails for that)."""
+        return bool(self._call("set", self.redis_key(key), canonical_json(entry)))
+
+    def close(self) -> None:
+        """Close this process's connection pool."""
+        if self._client is not None and self._pid == os.getpid():
+            self._client.close()
+        self._client = None
+
+    def _call(self, method: str, *args: Any) -> Any:
+        import redis
+
+        client = self._connection()
+        if client is None:
+            return None
+        try:
+            return getattr(client, method)(*args)
+        except (redis.ConnectionError, redis.TimeoutError):
+            self._broken = True
+            return None
+        except redis.RedisError:
+            return None
+
+    def _connection(self) -> Any:
+        if self._broken:
+            return None
+        if self._client is None or self._pid != os.getpid():
+            import redis
+
+            self._client = redis.Redis.from_url(self.url, socket_connect_timeout=CONNECT_TIMEOUT_S,
+                                                socket_timeout=SOCKET_TIMEOUT_S)
+            self._pid = os.getpid()
+        return self._client
