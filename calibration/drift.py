@@ -14,6 +14,8 @@ error rate over the keys tested at `alpha`, with no assumption about their depen
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -30,7 +32,7 @@ class RateChange(BaseModel):
     p_value: float
     p_holm: float
     significant: bool
-    direction: str  # rose | fell | same
+    direction: Literal["rose", "fell", "same"]
 
 
 def rate_changes(counts: dict[str, tuple[int, int, int, int]], *, alpha: float = 0.05) -> list[RateChange]:
@@ -57,10 +59,10 @@ def rate_changes(counts: dict[str, tuple[int, int, int, int]], *, alpha: float =
         return []
     reject, adjusted, _, _ = multipletests(ps, alpha=alpha, method="holm")
     out = []
-    for key, z, p, r, adj in zip(keys, zs, ps, reject, adjusted):
+    for key, z, p, r, adj in zip(keys, zs, ps, reject, adjusted, strict=True):
         k1, n1, k2, n2 = counts[key]
         old, new = (k1 / n1 if n1 else 0.0), (k2 / n2 if n2 else 0.0)
-        direction = "rose" if new > old else "fell" if new < old else "same"
+        direction: Literal["rose", "fell", "same"] = "rose" if new > old else "fell" if new < old else "same"
         out.append(RateChange(key=key, old_k=k1, old_n=n1, new_k=k2, new_n=n2, z=z, p_value=p,
                               p_holm=float(adj), significant=bool(r) and direction != "same", direction=direction))
     return out

@@ -127,6 +127,7 @@ def corpus_rate(n: int, deterministic: int, judged: int, judged_positive: int, *
                                                     else "TPR + TNR <= 1: the judge's verdicts cannot be corrected")
         return CorpusRate(rate=observed, interval=Interval(lower=float(low), upper=float(high)),
                           observed_rate=observed, corrected=False, method=f"observed, Wilson interval ({why})")
+    assert tpr is not None and tnr is not None  # usable says so
     rng = np.random.default_rng(seed)
     runs = resample_counts(np.array([deterministic, judged, n - deterministic - judged]), n_boot=n_boot, rng=rng)
     said = rng.binomial(runs[:, 1], judged_positive / judged)

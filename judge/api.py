@@ -26,8 +26,8 @@ from judge.trace.toolkit import Toolkit, read_toolkit
 
 __all__ = ["Engine", "ExpectedLedger", "GradeSession", "JudgeCheck", "LintIssue", "SliceResult", "SummaryAuditor",
            "Toolkit", "audit_summary", "audit_summary_events", "check_judges", "diff_corpora", "exit_code",
-           "format_schemas", "grade_corpus", "grade_paths", "grade_trace", "is_corpus", "lint_file", "load_corpus_report", "load_ledger", "parse_engine",
-           "policy_ledger", "read_toolkit", "write_slice"]
+           "format_schemas", "grade_corpus", "grade_paths", "grade_trace", "is_corpus", "lint_file",
+           "load_corpus_report", "load_ledger", "parse_engine", "policy_ledger", "read_toolkit", "write_slice"]
 
 
 def lint_file(scenario: str | Path, traces: Iterable[str | Path] = (), *,

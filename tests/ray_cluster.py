@@ -14,7 +14,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 from redis_server import free_port, missing
 
 START_TIMEOUT_S = 180  # a loaded 2-core machine takes 20-60 s

@@ -9,7 +9,7 @@ on bad input or usage (one line) and 4 on an internal error.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -17,10 +17,10 @@ from judge.cli.common import console, refuse_overwriting_inputs, user_errors, wr
 from judge.errors import UsageError
 
 
-def grade_corpus_files(paths: list[Path], policy: str, *, judge: Optional[str], config: Optional[Path],
-                       json_path: Optional[Path], html: Optional[Path], others: dict[str, Any], quiet: bool,
-                       engine: Optional[str], jobs: Optional[int], sample: int, seed: int, tools: Optional[Path],
-                       on_judge_error: Optional[str], allow_draft: bool) -> None:
+def grade_corpus_files(paths: list[Path], policy: str, *, judge: str | None, config: Path | None,
+                       json_path: Path | None, html: Path | None, others: dict[str, Any], quiet: bool,
+                       engine: str | None, jobs: int | None, sample: int, seed: int, tools: Path | None,
+                       on_judge_error: str | None, allow_draft: bool) -> None:
     """`judge grade --policy` given a corpus (a folder, or a JSONL of many traces): write its report."""
     from judge.api import grade_corpus, parse_engine
     from judge.cli.progress import Activity
@@ -51,7 +51,8 @@ def diff_command(
     new: Path = typer.Argument(..., help="The later corpus report."),
     alpha: float = typer.Option(0.05, "--alpha", min=0.0001, max=0.5, help="Family-wise error rate over the keys "
                                 "(Holm's correction)."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the diff (JSON, `judge schema corpus-diff`) here."),
+    json_path: Path | None = typer.Option(None, "--json",
+                                          help="Write the diff (JSON, `judge schema corpus-diff`) here."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report; exit code only."),
 ) -> None:
     """Say which policy keys' violation rates moved between two corpus reports: a two-proportion z-test per key

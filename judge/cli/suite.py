@@ -91,8 +91,8 @@ def _suite(manifest: Path, suite: str | None, judge: str | None, config: Path | 
            compare: Path | None, jobs: int | None, quiet: bool, on_judge_error: OnJudgeError | None,
            allow_draft: bool, shard: str | None, out: Path | None, tools: Path | None,
            policy: str | None = None, engine: str | None = None) -> None:
-    from judge.render import suite as suite_report
     from judge.api import parse_engine
+    from judge.render import suite as suite_report
     from judge.suite import exit_code, grade_suite
     from judge.suite.result import compare as compare_reports
 

@@ -36,6 +36,7 @@ from judge.judges.cache import VerdictCache, checkpoint_key
 from judge.judges.client import CallFailed, Usage, cost_usd, libs  # noqa: F401 (libs, cost_usd: this module's face)
 from judge.judges.merge import majority, merge_windows
 from judge.judges.prompted import CallKind, PromptedCall
+from judge.judges.redis_cache import RedisVerdictCache
 from judge.judges.render import RENDER_VERSION, Window, build_windows
 from judge.judges.schema import to_judge_verdict, verdict_model
 from judge.model import Event, JudgeFinding, JudgeVerdict
@@ -98,12 +99,12 @@ class LLMJudge:
         self._semaphores: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
     @property
-    def cache(self) -> VerdictCache | None:
+    def cache(self) -> VerdictCache | RedisVerdictCache | None:
         """The verdict cache (None: caching off)."""
         return self.call.cache
 
     @cache.setter
-    def cache(self, cache: VerdictCache | None) -> None:
+    def cache(self, cache: VerdictCache | RedisVerdictCache | None) -> None:
         self.call.cache = cache
 
     def fingerprint(self) -> dict[str, Any]:

@@ -23,8 +23,8 @@ from pydantic import BaseModel
 from judge.config import JudgeConfig, resolve_api_key
 from judge.errors import ConfigError, with_article
 from judge.judges.cache import VerdictCache, call_key
-from judge.judges.redis_cache import open_cache
 from judge.judges.client import CallFailed, StructuredClient, Usage
+from judge.judges.redis_cache import open_cache
 from judge.judges.spec import backend_spec
 from judge.model import JudgeFingerprint, PromptFingerprint, Sampling
 from judge.prompts import Prompt, load_prompt

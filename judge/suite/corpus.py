@@ -17,17 +17,19 @@ judged share is Rogan-Gladen corrected with the record's TPR and TNR (calibratio
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import msgspec
 
 from judge.errors import JudgeInputError
 from judge.grade import GradeSession
 from judge.ledger import policy_ledger
-from judge.model.corpus import CorpusReport, FailingRun, KeyRate
+from judge.model.corpus import CorpusReport, FailingRun, KeyRate, RateInterval
+from judge.model.fingerprint import ReportJudge
 from judge.model.limits import MAX_LINE_BYTES
-from judge.suite.engine import Engine
+from judge.suite.engine import LOCAL, Engine
 from judge.suite.run import SuiteRun, _policy_ref, default_jobs, run_tasks
 from judge.suite.worker import JudgeSpec, Task, ledger_key
 
@@ -63,7 +65,7 @@ def trace_spans(path: Path, *, stop_after: int | None = None) -> list[tuple[int,
     if not starts or starts[0][0] != 0:
         starts.insert(0, (0, 1))
     ends = [s for s, _ in starts[1:]] + [offset]
-    return [(start, end - start, line) for (start, line), end in zip(starts, ends)]
+    return [(start, end - start, line) for (start, line), end in zip(starts, ends, strict=True)]
 
 
 def corpus_traces(paths: list[Path]) -> list[tuple[str, tuple[int, int, int] | None]]:
@@ -102,14 +104,20 @@ def _key_rates(ledger: Any, graded: list[dict[str, Any]], record: Any, seed: int
         counts = dict(runs=n, violated=det + said, deterministic=det, judged=len(judged), judged_violated=said)
         if n == 0:
             rates.append(KeyRate(key=key, class_=history.class_, sensitivity=history.sensitivity, **counts,
-                                 observed_rate=0.0, rate=0.0, interval={"lower": None, "upper": None},
+                                 observed_rate=0.0, rate=0.0, interval=RateInterval(lower=None, upper=None),
                                  corrected=False, method="no graded run"))
             continue
         found = corpus_rate(n, det, len(judged), said, tpr=tpr, tnr=tnr, seed=seed)
         rates.append(KeyRate(key=key, class_=history.class_, sensitivity=history.sensitivity, **counts,
                              observed_rate=found.observed_rate, rate=found.rate,
-                             interval=found.interval.model_dump(), corrected=found.corrected, method=found.method))
+                             interval=RateInterval(**found.interval.model_dump()), corrected=found.corrected,
+                             method=found.method))
     return rates
+
+
+def _report_judge(session: GradeSession) -> ReportJudge | None:
+    found = session.judge_object()
+    return ReportJudge.model_validate(found) if found is not None else None
 
 
 def _failing_sample(graded: list[dict[str, Any]], size: int, seed: int) -> list[FailingRun]:
@@ -121,8 +129,8 @@ def _failing_sample(graded: list[dict[str, Any]], size: int, seed: int) -> list[
             for r in (failing[i] for i in chosen)]
 
 
-def grade_corpus(paths: list[str | Path], policy: str, *, judge_name: str | None = None,
-                 config_file: str | Path | None = None, jobs: int | None = None, engine: Engine = Engine(),
+def grade_corpus(paths: Sequence[str | Path], policy: str, *, judge_name: str | None = None,
+                 config_file: str | Path | None = None, jobs: int | None = None, engine: Engine = LOCAL,
                  tools: str | Path | None = None, on_judge_error: str | None = None, allow_draft: bool = False,
                  sample_size: int = 20, seed: int = 0,
                  progress: Callable[[int, int], None] | None = None) -> CorpusReport:
@@ -134,6 +142,7 @@ def grade_corpus(paths: list[str | Path], policy: str, *, judge_name: str | None
     if sample_size < 0:
         raise JudgeInputError("must be 0 or more", field="--sample")
     pol = _policy_ref(policy, Path.cwd(), field="--policy")
+    assert pol is not None  # a policy was given
     ledger = policy_ledger(pol, allow_draft=allow_draft)
     traces = corpus_traces([Path(p) for p in paths])
     if not traces:
@@ -151,9 +160,10 @@ def grade_corpus(paths: list[str | Path], policy: str, *, judge_name: str | None
     errors = [r for r in results if r["status"] == "error"]
     outcomes = {o: sum(r.get("outcome") == o for r in graded) for o in ("pass", "fail", "inconclusive")}
     record = session.calibration_record if judge_name else None
-    warnings = [session.stale_warning()] if judge_name and session.stale_reasons else []
+    stale = session.stale_warning() if judge_name else None
+    warnings = [stale] if stale else []
     return CorpusReport(
-        policy=str(ledger.policy), corpus=[str(p) for p in paths], judge=session.judge_object(),
+        policy=str(ledger.policy), corpus=[str(p) for p in paths], judge=_report_judge(session),
         calibration_record=str(session.calibration_path) if record is not None else None,
         runs=len(results), graded=len(graded), errors=len(errors), outcomes=outcomes,
         keys=_key_rates(ledger, graded, record, seed), failing_sample=_failing_sample(graded, sample_size, seed),

@@ -25,8 +25,9 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from judge.errors import UsageError
 
@@ -50,10 +51,13 @@ class Engine:
         return self.kind + (f":{self.address}" if self.address else "")
 
 
+LOCAL = Engine()  # the default engine: a shared constant, since a frozen dataclass is never mutated
+
+
 def parse_engine(text: str | None) -> Engine:
     """`local`, `ray` or `ray:ADDRESS` (ADDRESS as `ray.init` takes it: HOST:PORT, auto, ray://HOST:PORT)."""
     if text is None or text == "local":
-        return Engine()
+        return LOCAL
     kind, _, address = text.partition(":")
     if kind != "ray" or (_ and not address):
         raise UsageError(f"--engine must be local, ray or ray:ADDRESS, not {text!r}", field="--engine")

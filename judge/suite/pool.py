@@ -53,9 +53,13 @@ class PoolRun:
     workers: list[WorkerStats] = field(default_factory=list)
 
 
-def _serve(conn: Any, spec: Any, ledgers: dict[str, Any]) -> None:
-    """A worker's loop: build the grade session, then grade each task received until None."""
+def _serve(conn: Any, spec: Any, ledgers: dict[str, Any], environ: dict[str, str] | None = None) -> None:
+    """A worker's loop: build the grade session, then grade each task received until None. `environ`:
+    the parent's environment now (a forkserver child inherits the server's, from when it started)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it terminates us
+    if environ is not None:
+        os.environ.clear()
+        os.environ.update(environ)
     from judge.suite.worker import grade_task, init_worker, peak_rss_mb
     from judge.text import minilm
 
@@ -110,7 +114,8 @@ class WorkerPool:
         try:
             for _ in range(jobs):
                 parent_end, child_end = context.Pipe(duplex=True)
-                process = context.Process(target=_serve, args=(child_end, spec, ledgers), daemon=True)
+                environ = None if frozen else dict(os.environ)  # a fork inherits it; a forkserver child does not
+                process = context.Process(target=_serve, args=(child_end, spec, ledgers, environ), daemon=True)
                 process.start()
                 child_end.close()
                 self.processes.append(process)

@@ -27,7 +27,7 @@ from judge.grade import GradeSession
 from judge.grade.provenance import input_file, package_versions, sha256_file, sha256_text
 from judge.ledger import line_of, resolve_policy
 from judge.model import RunReport
-from judge.suite.engine import Engine
+from judge.suite.engine import LOCAL, Engine
 from judge.suite.manifest import discover_runs, load_manifest
 from judge.suite.part import PartRun, PartScenario, PartTiming, SuitePart, in_shard, merge_parts
 from judge.suite.result import RunResult, SafetyViolation, SuiteReport, decide, scenario_result, totals
@@ -79,7 +79,7 @@ def _run_ray(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], engine
 
 
 def run_tasks(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs: int,
-              progress: Callable[[int, int], None] | None, out: SuiteRun, engine: Engine = Engine()
+              progress: Callable[[int, int], None] | None, out: SuiteRun, engine: Engine = LOCAL
               ) -> list[dict[str, Any]]:
     """Grade `tasks` on `engine` (this machine's `jobs` worker processes, or Ray): results in task order."""
     if engine.kind == "ray":
@@ -204,7 +204,7 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
                progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
                allow_draft: bool = False, keep_reports: bool = False,
                tools: str | Path | None = None, policy: str | None = None,
-               engine: Engine = Engine()) -> tuple[SuitePart, SuiteRun]:
+               engine: Engine = LOCAL) -> tuple[SuitePart, SuiteRun]:
     """Grade shard K of N of a suite (judge.suite.part: run i is shard (i mod N) + 1): its part, and
     how the grading went (the SuiteRun's report is left None). Arguments as `grade_suite`."""
     started = time.perf_counter()
@@ -275,7 +275,7 @@ def grade_suite(manifest_path: str | Path, suite: str | None = None, *, judge_na
                 config_file: str | Path | None = None, jobs: int | None = None,
                 progress: Callable[[int, int], None] | None = None, on_judge_error: str | None = None,
                 allow_draft: bool = False, keep_reports: bool = False, tools: str | Path | None = None,
-                policy: str | None = None, engine: Engine = Engine()) -> SuiteRun:
+                policy: str | None = None, engine: Engine = LOCAL) -> SuiteRun:
     """Grade every run of every scenario of `suite` (the only one when None) and decide the release.
 
     `judge_name` None grades with the deterministic checks only; an unreviewed draft scenario is
