@@ -10,7 +10,10 @@ is gitignored) and measures, each in a fresh subprocess, round by round interlea
           once): the sum of the single-run grading times and its CPU;
   suite   `grade_suite(manifest, jobs=1)` and `grade_suite(manifest, jobs=2)` with the rich progress
           bar, end to end (manifest, scenario, workers, aggregation): wall time, CPU of the parent and
-          of the workers (and where the workers' CPU went: start, grading, the rest), peak RSS;
+          of the workers (and where the workers' CPU went: start, grading, the rest), peak RSS; the
+          modules are imported before the timing in both children, the rule kinds' too (the serial
+          child's ledger load imports them); `suite-cold` (1 worker) imports the rule kinds inside
+          the timing, as this benchmark did before, for comparison;
   reads   a quarter of the runs graded by `grade_suite(jobs=1)` in the measuring process: the bytes
           the kernel says it read (/proc/self/io rchar) per byte of trace (1.0: each trace read once);
   shards  the suite in 2 shards (`grade_part`, one after the other, jobs=2), the parts written and
@@ -139,6 +142,8 @@ def child(mode: str, manifest: str, jobs: int, limit: int, code: str) -> dict:
         manifest = str(_cut(folder, limit))
     import resource
     bar = _bar()  # its modules (the command line's) imported before the timing, as the serial loop's are
+    if mode == "suite":  # "suite-cold": the rule kinds' modules imported inside the timing (the accounting before)
+        _rule_kinds()
     t0, cpu0 = time.perf_counter(), time.process_time()
     with bar as progress:
         run = grade_suite(manifest, jobs=jobs, progress=progress)
@@ -151,6 +156,17 @@ def child(mode: str, manifest: str, jobs: int, limit: int, code: str) -> dict:
             "workers_cpu_s": children.ru_utime + children.ru_stime, "workers": run.workers, "parent_peak_mb": _peak_mb(),
             "worker_peak_mb": sorted(run.worker_peak_rss_mb.values()), "runs": r.totals["runs"],
             "decision": r.release.decision, "signatures": sum(len(s.signatures) for s in r.scenarios)}
+
+
+def _rule_kinds() -> None:
+    """Import the rule kinds' modules (judge.checks.kinds and the text analysers they use) before the
+    timing, as the serial child does when it loads its ledger: the registry loads them on the first
+    ledger validation, so without this the suite's timing alone paid those imports (~0.1 CPU-s cold)."""
+    try:
+        from judge.checks.registry import specs
+    except ImportError:  # an older checkout: no registry module
+        return
+    specs()
 
 
 def _bar():
@@ -247,12 +263,13 @@ def main() -> None:
     manifest = generate(args.runs, args.events)
     gen_s = time.perf_counter() - t0
     codes = {"now": ROOT, **({"before": args.against.resolve()} if args.against else {})}
-    m: dict[tuple[str, str], list[dict]] = {(c, k): [] for c in codes for k in ("serial", "j1", "j2")}
+    m: dict[tuple[str, str], list[dict]] = {(c, k): [] for c in codes for k in ("serial", "j1", "j2", "j1cold")}
     for _ in range(rounds):
         for label, code in codes.items():
             m[(label, "serial")].append(run_child("serial", manifest, 1, code=code))
             m[(label, "j1")].append(run_child("suite", manifest, 1, code=code))
             m[(label, "j2")].append(run_child("suite", manifest, 2, code=code))
+            m[(label, "j1cold")].append(run_child("suite-cold", manifest, 1, code=code))
     reads = {label: run_child("reads", manifest, 1, limit=max(2, args.runs // 4), code=code) for label, code in codes.items()}
     largest = run_child("largest", manifest, 1)
     small = run_child("suite", manifest, 2, limit=max(1, args.runs // 4))
@@ -265,6 +282,7 @@ def main() -> None:
     cpu = lambda x: x["parent_cpu_s"] + x["workers_cpu_s"]  # noqa: E731
     ratios = {c: {"j1": med(c, "j1", cpu) / med(c, "serial", "serial_cpu_s"),
                   "j2": med(c, "j2", cpu) / med(c, "serial", "serial_cpu_s"),
+                  "j1cold": med(c, "j1cold", cpu) / med(c, "serial", "serial_cpu_s"),
                   "wall": statistics.median(b["wall_s"] / a["wall_s"] for a, b in zip(m[(c, "j1")], m[(c, "j2")], strict=False))}
               for c in codes}
     now = ratios["now"]
@@ -293,7 +311,11 @@ def main() -> None:
         "",
         f"Suite of {args.runs} runs x {args.events} events, deterministic checks only, `grade_suite` with the rich "
         "progress bar, each measurement a fresh process. Serial = `grade_trace` of every run one after the other "
-        "in one process (the ledger loaded once, outside the timing).",
+        "in one process (the ledger loaded once, outside the timing). Both children import their modules before "
+        "the timing, the rule kinds' modules included (the serial child's ledger load imports them; the suite "
+        "child imports them with `judge.checks.registry.specs()`, before this change the suite's "
+        "timing alone paid them: the row marked \"the accounting before\"); the suite's timing holds its manifest, "
+        "its scenario's parse and validation, the workers and the report.",
         "",
         "| measure | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols),
         row("serial loop: CPU", sec, lambda c: med(c, "serial", "serial_cpu_s")),
@@ -301,6 +323,8 @@ def main() -> None:
         row("suite, 2 workers: CPU, parent + workers", sec, lambda c: med(c, "j2", cpu)),
         row("**suite CPU / serial CPU, 1 worker** (target <= 1.2x)", lambda v: f"**{x(v)}**", lambda c: ratios[c]["j1"]),
         row("**suite CPU / serial CPU, 2 workers** (target <= 1.2x)", lambda v: f"**{x(v)}**", lambda c: ratios[c]["j2"]),
+        row("suite CPU / serial CPU, 1 worker, the rule kinds imported inside the suite's timing (the accounting "
+            "before; not a target row)", x, lambda c: ratios[c]["j1cold"]),
         row("suite wall, 1 worker", sec, lambda c: med(c, "j1", "wall_s")),
         row("suite wall, 2 workers", sec, lambda c: med(c, "j2", "wall_s")),
         row("**wall, 2 workers / 1** (target <= 0.6x on 2 idle cores)", lambda v: f"**{x(v)}**", lambda c: ratios[c]["wall"]),

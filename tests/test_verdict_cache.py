@@ -76,6 +76,17 @@ def test_entries_written_by_the_older_json_file_cache_are_still_read(tmp_path):
     assert VerdictCache(tmp_path).get(key) is None
 
 
+def test_a_miss_looks_for_no_older_json_file_when_the_cache_has_none(tmp_path, monkeypatch):
+    cache = VerdictCache(tmp_path)
+    cache.put("k", ENTRY)
+    looked: list[str] = []
+    monkeypatch.setattr(VerdictCache, "legacy_path", lambda self, key: looked.append(key) or tmp_path / "none")
+    assert cache.get("missing") is None and cache.get("k")["findings"] == ENTRY["findings"]
+    assert looked == []  # no `llm/` folder of JSON files: nothing an older version wrote to look in
+    (tmp_path / "llm").mkdir()
+    assert VerdictCache(tmp_path).get("missing") is None and looked == ["missing"]
+
+
 def test_a_folder_that_cannot_hold_the_database_is_a_miss_not_an_error(tmp_path):
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache folder should be")

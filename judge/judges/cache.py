@@ -14,7 +14,8 @@ one writer at a time work concurrently, across threads and processes (each proce
 its own connection; a writer waits up to 30 s for the lock): a write costs under 0.1 ms, not
 the milliseconds of a temporary file renamed into place. SQLite's WAL needs a local file system (not
 NFS). An entry written by an older version (one JSON file per key, `<namespace>/<2 hex>/<key>.json`)
-is still read. An unreadable entry, or a folder that cannot be written, is a miss: a verdict never
+is still read; whether that folder exists is looked at once per cache (a miss then costs no file
+lookup). An unreadable entry, or a folder that cannot be written, is a miss: a verdict never
 fails for the cache. Requests are built from redacted, blinded events, so the cache holds nothing
 the judge was not allowed to see.
 
@@ -104,6 +105,7 @@ class VerdictCache:
         self.namespace = namespace
         self._local = threading.local()
         self._broken = False  # the database could not be opened: every lookup is a miss
+        self._legacy: bool | None = None  # whether an older version's folder of JSON files exists (looked once)
 
     @property
     def db_path(self) -> Path:
@@ -189,6 +191,10 @@ class VerdictCache:
         return conn
 
     def _legacy_get(self, key: str) -> dict[str, Any] | None:
+        if self._legacy is None:
+            self._legacy = (self.root / self.namespace).is_dir()
+        if not self._legacy:
+            return None
         try:
             entry = json.loads(self.legacy_path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):

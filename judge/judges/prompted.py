@@ -73,6 +73,7 @@ class PromptedCall:
         self.cache = (cache or open_cache(config.cache, kind.namespace)) if config.cache else None
         self.client = StructuredClient(config, resolve_api_key(config))
         self._fingerprint = self._build_fingerprint()
+        self._fingerprint_data = self._fingerprint.dump()  # every cache key and entry carries it: dumped once
 
     def _prompt_ref(self) -> str:
         if self.kind.prompt_option is None:
@@ -96,6 +97,12 @@ class PromptedCall:
         """The fingerprint of this call's judge (built once)."""
         return self._fingerprint
 
+    @property
+    def fingerprint_data(self) -> dict[str, Any]:
+        """The fingerprint as JSON data, dumped once: what cache keys and entries hold (read it, never
+        change it; `fingerprint.dump()` makes a copy to keep)."""
+        return self._fingerprint_data
+
     def params(self, sample: int = 0) -> dict[str, Any]:
         """The sampling parameters of one request (sample `n` of a judge asks with seed + n)."""
         seed = None if self.config.seed is None else self.config.seed + sample
@@ -115,7 +122,7 @@ class PromptedCall:
     def store(self, key: str, entry: dict[str, Any]) -> None:
         """Store an entry, with this call's fingerprint beside it (never fails the call)."""
         if self.cache is not None:
-            self.cache.put(key, {**entry, "fingerprint": self._fingerprint.dump()})
+            self.cache.put(key, {**entry, "fingerprint": self._fingerprint_data})
 
     # ------------------------------------------------------------ asking
 

@@ -82,10 +82,16 @@ def blind_events(events: Iterable[Event], names: Iterable[str | None] = ()) -> t
     names = tuple(names)
     out = []
     for event in events:
-        update: dict[str, Any] = {f: blind_value(getattr(event, f), names) for f in _TEXT_FIELDS
-                                  if getattr(event, f, None) is not None}
-        update.update({f: blind_identifier(getattr(event, f), names) for f in _IDENTIFIER_FIELDS
-                       if isinstance(getattr(event, f, None), str)})
+        # Only the fields this kind of event has (asking a pydantic model for one it lacks costs an
+        # AttributeError inside pydantic's __getattr__: most of the blinding's time, before).
+        fields = type(event).model_fields
+        update: dict[str, Any] = {}
+        for f in _TEXT_FIELDS:
+            if f in fields and (value := getattr(event, f)) is not None:
+                update[f] = blind_value(value, names)
+        for f in _IDENTIFIER_FIELDS:
+            if f in fields and isinstance(value := getattr(event, f), str):
+                update[f] = blind_identifier(value, names)
         update["meta"] = None  # the model behind an event is the candidate's identity: never shown
         out.append(event.model_copy(update=update))
     return tuple(out)

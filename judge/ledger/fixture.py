@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from yaml.constructor import SafeConstructor
 
 from judge.errors import FixtureError
 from judge.model import Scenario, rule_kinds
@@ -30,13 +31,16 @@ MAX_YAML_VALUES = 200_000  # values built from one file, aliases expanded
 MAX_YAML_BYTES = MAX_FILE_BYTES  # bytes of scalar text built from one file, aliases expanded
 
 
-def _construct(node: yaml.Node, loc: Loc, lines: dict[Loc, int], budget: list[int] | None = None) -> Any:
+def _construct(node: yaml.Node, loc: Loc, lines: dict[Loc, int], budget: list[int] | None = None,
+               constructor: SafeConstructor | None = None) -> Any:
     """Turn a composed YAML node into plain Python, recording the 1-based line of every location.
 
     Raises ValueError (with the line) for what plain data cannot hold: a non-scalar or repeated
     mapping key, a tag the safe loader does not know (`!!python/...`, `!custom`), nesting deeper
     than MAX_DEPTH or aliases expanding past MAX_YAML_VALUES values or MAX_YAML_BYTES bytes."""
     budget = budget if budget is not None else [MAX_YAML_VALUES, MAX_YAML_BYTES]
+    # One safe constructor per file types every scalar (a loader made per scalar cost more than the parse).
+    constructor = constructor if constructor is not None else SafeConstructor()
     budget[0] -= 1
     if budget[0] < 0:
         raise _NodeError(f"YAML aliases (*name) expand to more than {MAX_YAML_VALUES} values",
@@ -55,22 +59,22 @@ def _construct(node: yaml.Node, loc: Loc, lines: dict[Loc, int], budget: list[in
             where = key_node.start_mark.line + 1
             if not isinstance(key_node, yaml.ScalarNode):
                 raise _NodeError("a mapping key must be a plain scalar", where, loc)
-            key = _scalar(key_node)
+            key = _scalar(key_node, constructor)
             if key in out:
                 raise _NodeError(f"duplicate key {key!r}", where, loc + (key,))
             budget[1] -= len(key_node.value)
-            out[key] = _construct(value_node, loc + (key,), lines, budget)
+            out[key] = _construct(value_node, loc + (key,), lines, budget, constructor)
             lines[loc + (key,)] = key_node.start_mark.line + 1
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_construct(item, loc + (i,), lines, budget) for i, item in enumerate(node.value)]
-    return _scalar(node)
+        return [_construct(item, loc + (i,), lines, budget, constructor) for i, item in enumerate(node.value)]
+    return _scalar(node, constructor)
 
 
-def _scalar(node: yaml.Node) -> Any:
-    # A SafeLoader used only as a constructor: it reads no stream, it types the scalar node.
+def _scalar(node: yaml.Node, constructor: SafeConstructor) -> Any:
+    # The safe loader's constructor alone: it reads no stream, it types the scalar node.
     try:
-        return yaml.SafeLoader("").construct_object(node, deep=True)
+        return constructor.construct_object(node, deep=True)
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise _NodeError(problem, node.start_mark.line + 1, ()) from None

@@ -22,6 +22,11 @@ from typing import Any
 import re2
 
 MAX_PATTERN_CHARS = 1000  # a pattern, or a glob, longer than this is refused
+# A glob's answers for the first MEMO_TEXTS texts of at most MEMO_CHARS characters it is asked about are
+# kept: a run asks the same few (glob, path) pairs over and over (100k events: 49,672 questions, 168
+# distinct), and each RE2 call through google-re2's wrapper encodes the text and decodes offsets. At
+# most ~20 KB a glob, first come first kept (a trace cannot push out what it did not put in).
+MEMO_TEXTS, MEMO_CHARS = 64, 256
 _MAX_MEM = 8 << 20  # bytes of automaton one pattern may take (RE2 refuses a pattern that needs more)
 
 
@@ -141,7 +146,17 @@ def glob_matcher(glob: str) -> Callable[[str], bool]:
     except re2.error as exc:
         raise PatternError(f"RE2 cannot compile it ({_reason(exc)})") from None
     fullmatch = compiled.fullmatch
-    return lambda text: fullmatch(text) is not None
+    known: dict[str, bool] = {}
+
+    def matches(text: str) -> bool:
+        hit = known.get(text)
+        if hit is None:
+            hit = fullmatch(text) is not None
+            if len(known) < MEMO_TEXTS and len(text) <= MEMO_CHARS:
+                known[text] = hit
+        return hit
+
+    return matches
 
 
 def glob_match(text: str, glob: str) -> bool:

@@ -100,6 +100,17 @@ def test_globs_match_as_fnmatchcase_does(glob, text):
     assert glob_match(text, glob) == fnmatch.fnmatchcase(text, glob)
 
 
+def test_a_globs_kept_answers_are_its_answers_and_bounded():
+    from judge.model.patterns import MEMO_CHARS, MEMO_TEXTS, glob_matcher
+
+    match = glob_matcher("src/*.py")
+    texts = [f"src/m{i}.py" for i in range(MEMO_TEXTS + 10)] + ["src/" + "x" * MEMO_CHARS + ".py", "docs/a.md"]
+    for _ in range(3):  # asked again: the kept answers, and the ones past the bound computed again
+        assert [match(t) for t in texts] == [fnmatch.fnmatchcase(t, "src/*.py") for t in texts]
+    kept = match.__closure__ and next(c.cell_contents for c in match.__closure__ if isinstance(c.cell_contents, dict))
+    assert len(kept) == MEMO_TEXTS and all(len(t) <= MEMO_CHARS for t in kept)
+
+
 def test_a_hostile_glob_is_linear():
     glob = "*a" * 40 + "*c"
     start = time.perf_counter()
