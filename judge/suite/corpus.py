@@ -170,7 +170,8 @@ def grade_corpus(paths: Sequence[str | Path], policy: str, *, judge_name: str | 
     stale = session.stale_warning() if judge_name else None
     warnings = [stale] if stale else []
     return CorpusReport(
-        policy=str(ledger.policy), policy_sha256=policy_digest(ledger), judge_version=__version__, corpus=[str(p) for p in paths], judge=_report_judge(session),
+        policy=str(ledger.policy), policy_sha256=policy_digest(ledger), judge_version=__version__,
+        corpus=[str(p) for p in paths], judge=_report_judge(session),
         calibration_record=str(session.calibration_path) if record is not None else None,
         runs=len(results), graded=len(graded), errors=len(errors), outcomes=outcomes,
         keys=_key_rates(ledger, graded, record, seed), failing_sample=_failing_sample(graded, sample_size, seed),
