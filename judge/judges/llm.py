@@ -3,8 +3,7 @@
 The judge is a `judge-verdict` PromptedCall (judge.judges.prompted: configuration checks, prompt,
 cache, key, fingerprint) plus what is its own: windows, samples and merging. One checkpoint = one or more windows (a
 slice too long for `window_tokens` is split) x `samples`
-calls, judged concurrently under one semaphore per judge instance (`max_concurrency`); at most
-ADMIT_PER_CALL x max_concurrency checkpoints are prepared at a time (the rest wait unrendered). Each call:
+calls, judged concurrently under one semaphore per judge instance (`max_concurrency`). Each call:
 - is looked up in the verdict cache first (key = sha256 of the full request; see cache.py);
 - asks through judge.judges.client (the direct client for OpenAI-compatible endpoints in modes
   tools and strict, else instructor over litellm) with a response model built for this request
@@ -44,11 +43,6 @@ from judge.model import Event, JudgeFinding, JudgeVerdict
 from judge.prompts import Prompt
 
 COUNT_MODEL = tokens.COUNT_MODEL
-# Checkpoints prepared (keys, cache lookups, windows rendered) at most this many times max_concurrency
-# ahead of their calls: a thousand checkpoints gathered at once would otherwise all render before the
-# first request left (a burst of client CPU with nothing in flight), where now a checkpoint renders
-# while the calls before it wait on the server.
-ADMIT_PER_CALL = 2
 
 
 def count_messages(messages: list[dict[str, str]]) -> int:
@@ -103,7 +97,6 @@ class LLMJudge:
         self.prompt = self.call.prompt
         self.client = self.call.client
         self._semaphores: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
-        self._admissions: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
     @property
     def cache(self) -> VerdictCache | RedisVerdictCache | None:
@@ -137,12 +130,6 @@ class LLMJudge:
         started = time.perf_counter()
         if not request.keys:
             return JudgeResult(verdict=JudgeVerdict(findings=[]))
-        async with self._semaphore(self._admissions, ADMIT_PER_CALL):
-            result = await self._judge(request)
-        result.latency_s = round(time.perf_counter() - started, 6)
-        return result
-
-    async def _judge(self, request: JudgeRequest) -> JudgeResult:
         key = checkpoint_key(self.call.fingerprint_data, request, api_base=self.config.api_base)
         result = self._checkpoint_from_cache(key)
         if result is None:
@@ -154,6 +141,7 @@ class LLMJudge:
                 self.cache.put(key, {"verdict": result.verdict.model_dump(), "extra": {
                     k: v for k, v in result.extra.items() if k != "calls"} | {"call_hashes": [
                         c["request_hash"] for c in result.extra["calls"]]}})
+        result.latency_s = round(time.perf_counter() - started, 6)
         return result
 
     def _checkpoint_from_cache(self, key: str) -> JudgeResult | None:
@@ -180,7 +168,7 @@ class LLMJudge:
         if self._from_cache(record):
             return record
         record.estimated_tokens = window.tokens
-        async with self._semaphore(self._semaphores):
+        async with self._semaphore():
             started = time.perf_counter()
             usage = Usage()
             try:
@@ -207,13 +195,11 @@ class LLMJudge:
         record.cached = True
         return True
 
-    def _semaphore(self, by_loop: weakref.WeakKeyDictionary[Any, asyncio.Semaphore], per_call: int = 1
-                   ) -> asyncio.Semaphore:
-        """The running loop's semaphore of `by_loop` (calls: max_concurrency; admissions: a multiple)."""
+    def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
-        sem = by_loop.get(loop)
+        sem = self._semaphores.get(loop)
         if sem is None:
-            sem = by_loop[loop] = asyncio.Semaphore(self.config.max_concurrency * per_call)
+            sem = self._semaphores[loop] = asyncio.Semaphore(self.config.max_concurrency)
         return sem
 
     # ------------------------------------------------------------ assembling the result
