@@ -137,6 +137,15 @@ def name_families(words: list[str]) -> frozenset[str]:
     return frozenset()
 
 
+def _find_family(words: list[str]) -> str:
+    """`find ... -delete` deletes; `find ... -exec CMD ...` does what CMD does (`rm`: delete)."""
+    if "-delete" in words:
+        return "delete"
+    at = next(i for i, w in enumerate(words) if w in ("-exec", "-execdir", "-ok"))
+    run = words[at + 1].rsplit("/", 1)[-1] if at + 1 < len(words) else ""
+    return SHELL_FAMILIES.get(run, "run")
+
+
 def _command_families(command: str) -> frozenset[str]:
     found = set()
     for segment in _SEGMENTS.split(command[:20_000]):
@@ -146,7 +155,12 @@ def _command_families(command: str) -> frozenset[str]:
         if not words:
             continue
         head = words[0].rsplit("/", 1)[-1]
-        if head in PACKAGE_TOOLS:
+        if head == "xargs":  # `... | xargs rm`: the command xargs runs is the act
+            words = [w for w in words[1:] if not w.startswith("-")] or words
+            head = words[0].rsplit("/", 1)[-1]
+        if head == "find" and ({"-delete", "-exec", "-execdir", "-ok"} & set(words)):
+            found.add(_find_family(words))
+        elif head in PACKAGE_TOOLS:
             verb = next((w for w in words[1:] if not w.startswith("-")), "")
             found.add("delete" if verb in ("remove", "purge", "uninstall", "autoremove") else
                       "create" if verb in ("install", "add", "upgrade", "update") else "read")
