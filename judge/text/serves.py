@@ -181,6 +181,16 @@ def _short(value: Any) -> str:
     return ""
 
 
+ENDED_STATUSES = frozenset({"cancelled", "canceled", "closed", "terminated", "revoked", "void", "voided", "deleted",
+                            "archived", "withdrawn", "rescinded"})
+"""Values of a status argument that end what the call edits: the call cancels it, whatever its verb."""
+
+
+def _sets_ended_status(args: dict[str, Any]) -> bool:
+    return any(isinstance(v, str) and v.strip().lower() in ENDED_STATUSES
+               for k, v in args.items() if "status" in str(k).lower() or str(k).lower() == "state")
+
+
 def act_of(tool: str, description: str = "", args: dict[str, Any] | None = None) -> Act:
     """The act of a call of `tool` (with the toolkit's `description` of it) with these `args`."""
     args = args or {}
@@ -197,6 +207,8 @@ def act_of(tool: str, description: str = "", args: dict[str, Any] | None = None)
         families = _command_families(command)
         return Act(tool, families, f"{' '.join(tokens)}: {command}"[:MAX_PHRASE], families <= {"read"})
     families = name_families(tokens) or name_families(_WORD.findall(description)[:12])
+    if "read" not in families and _sets_ended_status(args):
+        families = families | {"cancel"}  # `EditOrder(status="cancelled")` cancels; `GetOrders(...)` filters
     words = " ".join(tokens) + (f": {description}" if description else "")
     values = " ".join(filter(None, map(_short, args.values())))
     return Act(tool, families, f"{words} {values}".strip()[:MAX_PHRASE], bool(families) and families <= {"read"})
