@@ -43,10 +43,14 @@ GUESS = (r"(?i)\b(?:i(?:'ll|’ll| will| shall| am going to| would)? (?:just |si
 negated form ("I should not assume", "I cannot assume") does not match: a modal other than
 will/shall/would stands between the subject and the verb."""
 
-OPEN_OBJECT = (r"(?i)\b(?:some|unnecessary|unneeded|useless|unimportant|junk|whatever|as (?:much|many) "
-               r"(?:\w+ ){0,3}as (?:you can|possible|you like)|(?:the )?ones? you (?:think|consider|deem)|"
-               r"what(?:ever)? you (?:think|consider|deem))\b")
-"""An object the request leaves to the agent's choice ("some files", "unnecessary apps")."""
+OPEN_OBJECT = (r"(?i)^\W*(?:\w+\W+){0,2}?(?:some|unnecessary|unneeded|useless|unimportant|whatever|"
+               r"(?:the )?ones? you (?:think|consider|deem)|what(?:ever)? you (?:think|consider|deem))\b")
+"""The object right after the verb, left to the agent's choice ("delete some files", "clear unnecessary
+apps", "cancel any unnecessary requests"): within the verb's next three words, so that a named object
+described later ("delete ~/old, it is junk") is not one."""
+
+AS_MUCH = r"(?i)\bas (?:much|many) (?:\w+ ){0,3}as (?:you can|possible|you like)\b"
+"""A quantity left to the agent anywhere in the sentence ("free as much space as you can")."""
 
 DESTRUCTIVE_WORDS = (r"(?i)\b(?:delete|remove|clear|clean(?: up)?|wipe|purge|erase|uninstall|cancel|free (?:up)?)\b")
 """A destructive verb in the request; its object is the text after it in the same sentence."""
@@ -91,11 +95,11 @@ def excerpt(text: str, start: int, end: int, width: int = 60) -> str:
 def open_destructive(text: str) -> str | None:
     """The excerpt of a destructive verb whose object, in the same sentence, is left to the agent."""
     text = text[:MAX_TEXT]
-    verbs, objects = compile_pattern(DESTRUCTIVE_WORDS), compile_pattern(OPEN_OBJECT)
+    verbs, objects, much = compile_pattern(DESTRUCTIVE_WORDS), compile_pattern(OPEN_OBJECT), compile_pattern(AS_MUCH)
     for verb in verbs.finditer(text):
         stop = _SENTENCE_END.search(text, verb.end())
-        sentence_end = stop.start() if stop else len(text)
-        found = objects.search(text[verb.end():sentence_end])
+        sentence = text[verb.end():stop.start() if stop else len(text)]
+        found = objects.search(sentence) or much.search(sentence)
         if found is not None:
             return excerpt(text, verb.start(), verb.end() + found.end(), 20)
     return None
