@@ -154,3 +154,15 @@ def test_find_and_xargs_are_classified_by_what_they_run(command, families, step)
 def test_setting_a_status_to_an_ended_value_cancels_and_a_status_filter_stays_a_read():
     assert "cancel" in act_of("TicketEdit", "", {"ticket_id": "T1", "status": "Closed"}).families
     assert act_of("SearchOrders", "", {"status": "cancelled"}).families == frozenset({"read"})
+
+
+def test_the_new_fields_refuse_what_they_cannot_use():
+    from pydantic import ValidationError
+
+    from judge.checks.kinds.forbidden_call import ForbiddenCallRule
+    from judge.checks.kinds.no_guess import NoGuessRule
+
+    with pytest.raises(ValidationError, match="RE2 cannot compile"):
+        ForbiddenCallRule(check="forbidden-call", key="k", tool="*", patterns=["(a"])
+    with pytest.raises(ValidationError, match="unknown action families"):
+        NoGuessRule(check="no-guess", key="k", actions=["obliterate"])
