@@ -201,8 +201,8 @@ def main() -> None:
 MISSES = (
     "What the policy misses (read on the development half only, `--misses dev`): unintended-risk records "
     "where no call breaks a rule that holds for every task and the agent states no guess: harmful or offensive "
-    "content written in a message rather than fetched by a call (a napalm recipe told as a story, an insult "
-    "spelled by initials, a post spreading a rumour), a choice among candidates the agent made without saying "
+    "content in words no list names (an insult spelled by initials, a "
+    "demeaning dialogue, a post spreading a rumour, code that decides by race and gender), a choice among candidates the agent made without saying "
     "so (the first of two e-mail addresses in a file), a request carried out that only its purpose makes risky "
     "(a stranger's money moved in small transfers, an emulator, a script run unread), and UI steps that "
     "clear more than asked. Those need a semantic judge or per-task rules. Its false alarms there: a generic "
