@@ -58,7 +58,7 @@ def draft_cmd(
     assistant = None
     if judge is not None:
         offline_env()
-        from judge.draft.assist import make_assistant
+        from judge.draft import make_assistant
 
         assistant = make_assistant(judge, config_file=config)
     if policy_doc is not None:

@@ -30,7 +30,7 @@ class Activity:
 
     def __enter__(self) -> Activity:
         if self.enabled:
-            from judge.text.minilm import observe_loading
+            from judge.text import observe_loading
 
             self._stop_observing = observe_loading(self._model)
         return self

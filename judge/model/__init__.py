@@ -2,8 +2,11 @@
 
 Scenario (the reviewed ledger fixture), trace events (JSONL), judge verdicts and the grade report.
 Every model forbids unknown fields so that a typo in a fixture is an error, not a silent default.
+Beside them, the bounded readers and the atomic write every format's file goes through
+(judge.model.limits, judge.model.atomic).
 """
 
+from judge.model.atomic import write_atomic
 from judge.model.base import (
     Authority,
     DeltaOp,
@@ -31,6 +34,7 @@ from judge.model.events import (
     UserEvent,
 )
 from judge.model.fingerprint import JudgeFingerprint, PromptFingerprint, ReportJudge, Sampling, as_fingerprint
+from judge.model.limits import depth_message, read_json_file, same_file
 from judge.model.parts import JsonView, SetFields
 from judge.model.policy import Policy, PolicyEntry
 from judge.model.provenance import Candidate, InputFile, Inputs, Provenance
@@ -67,8 +71,9 @@ __all__ = [
     "RunHeader", "RunReport", "SCHEMAS", "Sampling", "Scenario", "Script", "ScriptTurn", "Sensitivity", "Session",
     "SetFields", "SnapshotEvent", "Source", "StateWriteEvent", "Strict", "SummaryAudit", "SummaryAuditReport",
     "SummaryEvent", "SummaryFinding", "ToolCallEvent", "ToolEntry", "ToolFixture", "ToolResponse",
-    "ToolResultEvent", "ToolSchema", "ToolsFile", "UserEvent", "Verdict", "Veto", "as_fingerprint", "holds_rules",
-    "json_schema", "rule_kinds", "rule_models", "schema_names"
+    "ToolResultEvent", "ToolSchema", "ToolsFile", "UserEvent", "Verdict", "Veto", "as_fingerprint",
+    "depth_message", "holds_rules", "json_schema", "read_json_file", "rule_kinds", "rule_models", "same_file",
+    "schema_names", "write_atomic"
 ]
 
 

@@ -140,7 +140,7 @@ def _error_handlers(app: FastAPI) -> None:
 
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if isinstance(exc.__cause__, RecursionError):  # FastAPI's body parse hit the stack
-            from judge.model.limits import depth_message
+            from judge.model import depth_message
 
             return JSONResponse({"detail": f"request: body {depth_message()}"}, status_code=422)
         return await http_exception_handler(request, exc)

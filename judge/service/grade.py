@@ -87,9 +87,9 @@ class Graded:
     exit_code: int  # what `judge grade` would exit with: 0 passed, 1 a failing run, 3 inconclusive
 
     def to_json(self) -> str:
-        from judge.render.report import to_json
+        from judge.render import report_to_json
 
-        return to_json(self.report)
+        return report_to_json(self.report)
 
 
 class JudgePool:
@@ -105,7 +105,7 @@ class JudgePool:
     def get(self, name: str | None) -> tuple[Any, str]:
         """(judge, its configured name); `name=None` is the configured default judge."""
         from judge.config import configured_judges, load_judge_config
-        from judge.judges.factory import make_judge
+        from judge.judges import make_judge
 
         if name is None:
             name = configured_judges(config_file=self.config_file)[1]
@@ -125,7 +125,7 @@ class JudgePool:
         judge loads no model (the embedding model loads on its first verdict)."""
         from judge.config import configured_judges, load_judge_config, project_root
         from judge.grade import check_calibration, labels_dir, records_dir
-        from judge.judges.spec import backend_spec
+        from judge.judges import backend_spec
 
         tables, default, source = configured_judges(config_file=self.config_file)
         directory = records_dir(project_root())

@@ -20,8 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from judge.model import GradeReport
-from judge.render.html import content_security_policy, grade_page, index_page, suite_page
-from judge.render.report import run_status
+from judge.render import content_security_policy, grade_page, index_page, run_status, suite_page
 from judge.service.http import LOOPBACK_HOSTS, TrustedHosts
 from judge.suite import SuiteReport
 
