@@ -7,6 +7,7 @@ The calibration package is imported inside the commands so that `judge --help` s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -35,7 +36,7 @@ def _two(paths: list[Path]) -> tuple[Path, Path]:
     return paths[0], paths[1]
 
 
-def _write_json(result: Any, path: Path | None, inputs: list[Path | None] = ()) -> None:
+def _write_json(result: Any, path: Path | None, inputs: Iterable[Path | None] = ()) -> None:
     if path is not None:
         write_output(path, result.model_dump_json(indent=2) + "\n", inputs)
 
@@ -154,6 +155,7 @@ def calibrate_command(
         fitted = dict(judge_fitted_on=fitted_on, judge_note=fitted.get("judge_note")
                       if fitted.get("judge_fitted_on") == fitted_on else None)
     refuse_overwriting_inputs([out / f"{name}.json", out / f"{name}.png", json_path], [labels, verdicts])
+    assert verdicts is not None  # given, or written by the judge's run (exactly one of the two: above)
     result = calibrate_files(labels, verdicts, out, name, target_precision=target_precision,
                              floor=floor, seed=seed, n_boot=n_boot, positive=positive, cv=cv, **fitted)
     _write_json(result, json_path, [labels, verdicts])

@@ -74,7 +74,7 @@ def merge_command(
     from judge.suite import compare_reports, exit_code, merge_suite
 
     distinct_outputs({"--json": json_path, "--junit": junit, "--md": md})
-    report = merge_suite(parts)
+    report = merge_suite([*parts])  # a list[str | Path]
     if compare is not None:
         old = read_json_file(compare, "a JSON suite report")
         report.compare = compare_reports(report, old, str(compare))
@@ -93,11 +93,11 @@ class SuiteCommand(JudgeCommand):
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
         if args and args[0] == "merge":
-            import click
+            from typer.core import TyperCommand
 
             merge = typer.main.get_command(_merge_app())
             # A parent without this command's arguments, so usage reads `judge suite merge ...`.
-            suite = click.Context(click.Command(info_name), info_name=info_name, parent=parent)
+            suite = typer.Context(TyperCommand(info_name), info_name=info_name, parent=parent)
             return merge.make_context("merge", args[1:], parent=suite)
         return super().make_context(info_name, args, parent=parent, **extra)
 

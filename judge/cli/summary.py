@@ -76,10 +76,12 @@ def audit_summary_command(
     with Activity(not quiet):  # a spinner while the semantic layer's model loads
         auditor = SummaryAuditor(ledger, model=chosen, judge=judge_impl, names=names)
         if summary is not None:
+            assert after_turn is not None  # --summary needs --after-turn: checked above
             audits = [auditor.audit(read_summary_file(summary), after_turn)]
         else:
             from judge.summaries import positioned_summaries
 
+            assert trace is not None  # one of --summary and --trace: checked above
             found, at = positioned_summaries(trace, ledger, event)  # each against the ledger at its event
             audits = audit_summary_events(ledger, found, auditor=auditor, at=at)
     report = SummaryAuditReport(audits=audits, passed=all(a.passed for a in audits))

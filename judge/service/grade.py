@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -23,6 +23,17 @@ from judge.model import GradeReport
 
 SCENARIO_NAME = "request.scenario"
 POLICY_NAME = "request.policy"
+
+
+class ScenarioRequest(Protocol):
+    """A request body naming a scenario (POST /v1/grade's, POST /v1/audit-summary's); a grade
+    request may name a policy instead, and allow a draft."""
+
+    @property
+    def scenario(self) -> dict[str, Any] | str | None: ...
+
+    @property
+    def scenario_name(self) -> str | None: ...
 
 
 class GradeRequest(BaseModel):
@@ -164,7 +175,7 @@ def _is_input_error(exc: BaseException) -> bool:
     return isinstance(exc, (JudgeInputError, CalibrationInputError))
 
 
-def request_ledger(request: GradeRequest):
+def request_ledger(request: ScenarioRequest):
     """The expected ledger of the request's scenario; a FixtureError names the field (and, for
     scenario text, the line) just as `judge lint` would."""
     from judge.ledger import (
