@@ -2,11 +2,12 @@
 
 Scenario (the reviewed ledger fixture), trace events (JSONL), judge verdicts and the grade report.
 Every model forbids unknown fields so that a typo in a fixture is an error, not a silent default.
-Beside them, the bounded readers and the atomic write every format's file goes through
-(judge.model.limits, judge.model.atomic).
+
+The bounded JSON read, the depth message and the atomic write are re-exported for the CLI and the
+service (their front door), in the `name as name` form and not in `__all__`: not public API.
 """
 
-from judge.model.atomic import write_atomic
+from judge.model.atomic import write_atomic as write_atomic
 from judge.model.base import (
     Authority,
     DeltaOp,
@@ -34,7 +35,9 @@ from judge.model.events import (
     UserEvent,
 )
 from judge.model.fingerprint import JudgeFingerprint, PromptFingerprint, ReportJudge, Sampling, as_fingerprint
-from judge.model.limits import depth_message, read_json_file, same_file
+from judge.model.limits import depth_message as depth_message
+from judge.model.limits import read_json_file as read_json_file
+from judge.model.limits import same_file as same_file
 from judge.model.parts import JsonView, SetFields
 from judge.model.policy import Policy, PolicyEntry
 from judge.model.provenance import Candidate, InputFile, Inputs, Provenance
@@ -71,9 +74,8 @@ __all__ = [
     "RunHeader", "RunReport", "SCHEMAS", "Sampling", "Scenario", "Script", "ScriptTurn", "Sensitivity", "Session",
     "SetFields", "SnapshotEvent", "Source", "StateWriteEvent", "Strict", "SummaryAudit", "SummaryAuditReport",
     "SummaryEvent", "SummaryFinding", "ToolCallEvent", "ToolEntry", "ToolFixture", "ToolResponse",
-    "ToolResultEvent", "ToolSchema", "ToolsFile", "UserEvent", "Verdict", "Veto", "as_fingerprint",
-    "depth_message", "holds_rules", "json_schema", "read_json_file", "rule_kinds", "rule_models", "same_file",
-    "schema_names", "write_atomic"
+    "ToolResultEvent", "ToolSchema", "ToolsFile", "UserEvent", "Verdict", "Veto", "as_fingerprint", "holds_rules",
+    "json_schema", "rule_kinds", "rule_models", "schema_names"
 ]
 
 
