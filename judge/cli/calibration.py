@@ -200,7 +200,7 @@ def _render_held_out(console: Console, r: Any) -> None:
     halves = [*(r.splits or {}).values(), *(r.cv.folds + [r.cv.pooled] if r.cv else [])]
     if halves:
         t = render.table("cases", "n", "scenarios", "accuracy", "kappa", "TPR", "TNR", "coverage",
-                        title="by split" + (f" and {r.cv.k} folds by scenario ({r.cv.on})" if r.cv else ""))
+                         title="by split" + (f" and {r.cv.k} folds by scenario ({r.cv.on})" if r.cv else ""))
         for h in halves:
             t.add_row(render.cell(h.split), str(h.n), str(h.groups), _num(h.accuracy), _num(h.cohen_kappa),
                       _rate(h.tpr)[0], _rate(h.tnr)[0], _num(h.coverage))

@@ -93,7 +93,7 @@ def run_command(
     try:
         with Activity(not quiet, label="driving the agent") as activity:
             result = (drive_pair if pair else drive_scenario)(scenario, folder, options,
-                                                     progress=lambda done, total, _: activity(done, total))
+                                                              progress=lambda done, total, _: activity(done, total))
     except KeyboardInterrupt:
         error_line(f"interrupted: the agent's processes were killed; finished runs are in {folder}/")
         raise typer.Exit(INTERRUPTED) from None
