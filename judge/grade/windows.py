@@ -67,7 +67,7 @@ class Window:
         for event in self.source.reread(self.first_line, count):
             seen += 1
             yield event
-        if seen != count or (count == self.n_events and count and event.id != self.last_id):
+        if seen != count or (count == self.n_events and count and event is not None and event.id != self.last_id):
             raise TraceError("the trace changed while it was graded (a window read again differs)",
                              file=self.source.name)
 
@@ -202,6 +202,7 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
                 else window.checkpoint.after_turn
             ids, hits = window.ids, window.hits
             add = window.tally.add if window.tally is not None else hits.extend
+        assert window is not None  # the first event passes the bound -1, so a window is open from it on
         last = event
         if ids is not None:  # the window is still in memory
             if not ids:
@@ -230,7 +231,7 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
         if kind == "state-write":
             if unknown_writes is not None and event.key not in ledger:
                 unknown_writes.setdefault(event.key, event.id)
-        elif kind == "summary" and summaries is not None:
+        elif kind == "summary" and summaries is not None and tracker is not None:  # (both or neither)
             summaries.append((event, tracker.snapshot()))
         if track_calls:
             window.calls.observe(event, count - 1)
@@ -280,7 +281,7 @@ class RunAccumulator:
             if first_here:
                 self.first_hit = min(bad, key=lambda h: h.index)
             window.hits = _compact_hits(window.hits)
-        if first_here:
+        if first_here and self.first_hit is not None:  # (first_here: the first hit is set)
             self.slice_ids = window.ids_through(self.first_hit)
         window.ids = window.ids if window.events else []  # ids are only needed for the judge's view
         self.windows.append(window)
