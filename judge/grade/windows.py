@@ -23,7 +23,8 @@ from judge.checks.restated import Restatements
 from judge.errors import TraceError
 from judge.judges.base import JudgeResult
 from judge.ledger import ExpectedLedger
-from judge.model import Checkpoint, Event, PathReview, Recovery
+from judge.model import Checkpoint, PathReview, Recovery
+from judge.model.event_view import EventLike
 from judge.summaries.position import TurnTracker
 from judge.trace import TraceReader
 
@@ -38,7 +39,7 @@ class Window:
     ids: list[str] = field(default_factory=list)  # in memory while the window is (source is None)
     n_events: int = 0
     first_index: int = 0  # trace position of the window's first event
-    events: list[Event] = field(default_factory=list)  # in memory while the window is, for a judge
+    events: list[EventLike] = field(default_factory=list)  # in memory while the window is, for a judge
     hits: list[Hit] = field(default_factory=list)
     judge_result: JudgeResult | None = None
     calls: CallLog = field(default_factory=CallLog)
