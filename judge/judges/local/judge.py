@@ -102,17 +102,19 @@ def fitted_on(loaded: LoadedParams) -> tuple[str, str]:
     if fit is None:
         return "all", f"its decision thresholds ({loaded.ref}) were chosen by hand like the rest; {_HAND_WRITTEN}"
     new, old = loaded.thresholds.model_dump(), fit.from_thresholds.model_dump()
-    moved = [f"{n} {old[n]:g} -> {new[n]:g}" for n in new if new[n] != old[n]]
-    kept = [f"{n} (dev's best {lo:g}-{hi:g})" for n, (lo, hi) in fit.best_range.items()
-            if new[n] == old[n] and n not in fit.undetermined]
+    moved = [n for n in new if new[n] != old[n]]
+    kept = [n for n in new if n not in moved and n not in fit.undetermined]
     parts = [f"its decision thresholds ({loaded.ref}) were fitted on the dev split only ({fit.dev_cases} cases; "
-             f"judge align: {fit.method}): " + (", ".join(moved) or "none moved")]
-    if kept:
-        parts.append(f"kept at {fit.from_version}'s hand-chosen value within dev's best range: {', '.join(kept)}")
+             f"{fit.method}, maximising Cohen's kappa: judge align --judge local): "
+             + (", ".join(f"{n} {old[n]:g} -> {new[n]:g}" for n in moved) or "none moved")]
+    parts += [f"{n} scored best on dev anywhere in {fit.best_range[n][0]:g}-{fit.best_range[n][1]:g} and kept "
+              f"{fit.from_version}'s hand-chosen {old[n]:g}" for n in kept if n in fit.best_range]
     if fit.undetermined:
-        parts.append(f"not determined by dev (no value changes a dev verdict), so kept at {fit.from_version}'s "
-                     f"hand-chosen value, for which the test figures are not held out: {', '.join(fit.undetermined)}")
-    return "dev", "; ".join(parts) + "; " + _HAND_WRITTEN
+        parts.append(f"{', '.join(fit.undetermined)} change no dev verdict, so dev cannot fit them and they keep "
+                     f"{fit.from_version}'s hand-chosen values")
+    parts.append(_HAND_WRITTEN)
+    fitted = ", ".join(moved) or "none"
+    return "dev", "; ".join(parts) + f"; so the test figures are held out for the fitted thresholds ({fitted}) only"
 
 
 class EmbeddingJudge:
