@@ -76,9 +76,7 @@ class JudgeConfig(BaseModel):
         "the verdict cache: true (the SQLite file in the cache folder, one machine), false (off) or a Redis "
         "URL, redis://HOST:PORT/DB (one cache shared by the machines of a cluster; the `redis` extra)"))
     path: str | None = Field(default=None, description="replay: the recorded verdicts (JSONL)")
-    params: str | None = Field(default=None, description=(
-        "embedding: the version of its decision thresholds, ID@N (params/ID/vN.json, e.g. local@2, written by "
-        "`judge align --judge local`); default the shipped version"))
+    params: str | None = Field(default=None, description="embedding: its decision thresholds, ID@N (params/ID/vN.json)")
     options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
     authority: Literal["calibrated", "binding", "advisory"] = Field(default="calibrated", description=(
         "how far the judge decides: `calibrated` (binding only with a current, certified calibration "
@@ -94,8 +92,6 @@ class JudgeConfig(BaseModel):
         backends = BACKENDS.specs()
         if self.backend not in backends:
             raise ValueError(f"unknown judge backend {self.backend!r}; known: {', '.join(backends)}")
-        if self.params is not None and self.backend != "embedding":
-            raise ValueError("params selects the decision thresholds of an embedding judge (backend = \"embedding\")")
         check = getattr(backends[self.backend], "check_config", None)
         problem = check(self) if check is not None else None
         if problem:

@@ -30,7 +30,14 @@ from judge.model.events import (
     ToolResultEvent,
     UserEvent,
 )
-from judge.model.fingerprint import JudgeFingerprint, ParamsFingerprint, PromptFingerprint, ReportJudge, Sampling, as_fingerprint
+from judge.model.fingerprint import (
+    JudgeFingerprint,
+    ParamsFingerprint,
+    PromptFingerprint,
+    ReportJudge,
+    Sampling,
+    as_fingerprint,
+)
 from judge.model.parts import JsonView, SetFields
 from judge.model.policy import Policy, PolicyEntry
 from judge.model.provenance import Candidate, InputFile, Inputs, Provenance
@@ -62,7 +69,8 @@ __all__ = [
     "Cost", "Delta", "DeltaOp", "Divergence", "EVENT_KINDS", "EntryClass", "Event", "EventMeta", "Finding",
     "FindingVerdict", "FixturesFile", "ForbiddenPath", "FunctionTool", "GradeReport", "InputFile", "Inputs",
     "JsonView", "JudgeFinding", "JudgeFingerprint", "JudgeVerdict", "LayerFinding", "Leak", "LedgerEntry",
-    "Metrics", "Outcome", "ParamsFingerprint", "PathReview", "PathStep", "Persistence", "Policy", "PolicyEntry", "PromptFingerprint",
+    "Metrics", "Outcome", "ParamsFingerprint", "PathReview", "PathStep", "Persistence", "Policy", "PolicyEntry",
+    "PromptFingerprint",
     "Provenance", "REGISTRY", "Recovery", "ReportJudge", "RequestUsage", "Rule", "RuleBase", "RuleKind",
     "RunHeader", "RunReport", "SCHEMAS", "Sampling", "Scenario", "Script", "ScriptTurn", "Sensitivity", "Session",
     "SetFields", "SnapshotEvent", "Source", "StateWriteEvent", "Strict", "SummaryAudit", "SummaryAuditReport",

@@ -48,7 +48,8 @@ STEP = 0.01
 MAX_CYCLES = 10
 VERDICTS = ["violated", "upheld", "not-exercised"]
 OBJECTIVE = ("Cohen's kappa over the three verdicts against the dev cases' reference labels (scikit-learn "
-             "cohen_kappa_score); ties: the higher balanced accuracy of violated vs the rest (balanced_accuracy_score), "
+             "cohen_kappa_score); ties: the higher balanced accuracy of violated vs the rest "
+             "(balanced_accuracy_score), "
              "then the value nearest the old version's")
 
 
@@ -88,7 +89,8 @@ class _Reading:
     """Thresholds that note which of them a decision read (see `Prepared`)."""
 
     def __init__(self, thresholds: Any) -> None:
-        self._thresholds, self.read = thresholds, set()
+        self._thresholds = thresholds
+        self.read: set[str] = set()
 
     def __getattr__(self, name: str) -> Any:
         self.read.add(name)
@@ -124,7 +126,7 @@ class Prepared:
         view = self.views[id(request)]
         row = next((r for r in request.ledger if r.key == case.key), None)
         reading = _Reading(thresholds)
-        view.thresholds = reading  # type: ignore[assignment]  # duck-typed Thresholds
+        view.thresholds = reading  # duck-typed Thresholds
         verdict = "not-exercised" if row is None else decide(row, view, list(request.ledger)).verdict
         view.thresholds = thresholds
         memo.append(({name: values[name] for name in reading.read}, verdict))
@@ -194,7 +196,8 @@ def fit(prepared: Prepared, dev: list[LabelledCase], old: dict[str, float]) -> F
             scores[signature] = (s.cohen_kappa if s.cohen_kappa is not None else -2.0, s.balanced_accuracy or 0.0)
         return scores[signature]
 
-    cycles, undetermined, best_range = 0, [], {}
+    cycles, best_range = 0, {}
+    undetermined: list[str] = []
     for cycles in range(1, MAX_CYCLES + 1):  # noqa: B007 (the count is reported)
         changed, undetermined = False, []
         for name in values:
@@ -253,22 +256,24 @@ def _write(judge: Any, cases: CaseSet, labels: Path, result: LocalAlignResult, o
     old = judge.params.params
     version = next_version(old.id)
     notes = (f"Written by `judge align --judge {result.judge}` from {old.ref}: its thresholds refitted by a "
-             f"coordinate-wise grid search on the dev split only ({result.dev_cases} cases of the label set with sha256 "
-             f"{labels_sha(labels)}, split by {cases.split_source}); the test split was read once, after, to "
+             f"coordinate-wise grid search on the dev split only ({result.dev_cases} cases of the label set with "
+             f"sha256 {labels_sha(labels)}, split by {cases.split_source}); the test split was read once, after, to "
              "compare the two versions. The rules, cue words and confidences these thresholds serve are code, "
              "unchanged by the fit.")
     fitted = Fit(method=(f"cyclic coordinate search on 0.01 grids ({outcome.cycles} cycles, {outcome.points} "
                          "points scored), from the old version"), objective=OBJECTIVE,
                  labels_sha256=labels_sha(labels), split_source=cases.split_source, dev_cases=result.dev_cases,
-                 from_version=old.ref, from_thresholds=old.thresholds, grid=RANGES, step=STEP, points=outcome.points, dev=result.dev,
+                 from_version=old.ref, from_thresholds=old.thresholds, grid=RANGES, step=STEP,
+                 points=outcome.points, dev=result.dev,
                  undetermined=outcome.undetermined, best_range=outcome.best_range,
                  fitted_at=datetime.now(UTC))
-    return write_params(LocalParams(id=old.id, version=version, notes=notes, thresholds=Thresholds(**outcome.thresholds),
-                                    fit=fitted))
+    return write_params(LocalParams(id=old.id, version=version, notes=notes,
+                                    thresholds=Thresholds(**outcome.thresholds), fit=fitted))
 
 
 def _compare_on_test(result: LocalAlignResult, prepared: Prepared, test: list[LabelledCase], old: Any, new: Any,
                      fingerprint: dict[str, Any]) -> None:
+    assert result.new_ref is not None  # written before the comparison
     from calibration import LabelRecord, VerdictRecord, compare_judges
     from calibration.rates import sensitivity_specificity
 

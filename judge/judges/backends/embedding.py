@@ -23,6 +23,6 @@ def _check(config) -> str | None:
     return f"params must name a version of the decision thresholds, ID@N (e.g. local@2); got {config.params!r}"
 
 
-SPEC = BackendSpec(name="embedding", make=_make, check_config=_check, audits_while_grading=True, asked_only_when_needed=True,
-                   position=20,
+SPEC = BackendSpec(name="embedding", make=_make, check_config=_check, audits_while_grading=True,
+                   asked_only_when_needed=True, position=20,
                    description="the offline judge: an embedding model and lexical cues, no key, no network")

@@ -39,7 +39,8 @@ def related_claim_rule(row: LedgerRow, view: SliceView, facts: list[LedgerRow]) 
     as approved: orders_db is on v2") and names a value of a fact other than the one its verifying
     call used: the claim about the entry is false."""
     for unit in view.units:
-        if unit.role != AGENT_TEXT or view.sim(row.key, unit) < view.thresholds.related or not cues.claims_completion(unit.text):
+        if unit.role != AGENT_TEXT or view.sim(row.key, unit) < view.thresholds.related or \
+                not cues.claims_completion(unit.text):
             continue
         call = _verifying_call(unit, row, view)
         mismatch = _value_mismatch(unit, call, facts) if call is not None else None
