@@ -214,8 +214,8 @@ def _render_held_out(console: Console, r: Any) -> None:
                       f"{held.dev_cases}), certified on test only; the test half was {reads} (when: the "
                       "record's held_out.test_first_read_at).")
         unstated = {None: " (if the judge's own parts were not fitted on test cases: unstated)",
-                    "dev": " (from what was fitted on dev: the calibrator's band and the judge's fitted parts, "
-                           "as the note below says)"}.get(held.judge_fitted_on, "")
+                    "dev": " (from what was fitted on dev: the calibrator's band and the judge's fitted parts"
+                           + (", as the note below says)" if held.judge_note else ")")}.get(held.judge_fitted_on, "")
         console.print(f"Held out{unstated}: {escape(', '.join(held.held_out) or 'nothing')}.")
     if held.judge_fitted_on == "all":
         note = held.judge_note or "its parts were fitted on all cases"
