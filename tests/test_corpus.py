@@ -222,3 +222,20 @@ def test_judged_rates_are_corrected_by_the_judges_calibration_record(tmp_path, m
     assert judged["rate"] == pytest.approx(float(rogan_gladen(share, record.tpr.value, record.tnr.value)))
     assert judged["judged_violated"] > 0 and judged["rate"] > judged["observed_rate"]
     assert rates["no_deploy"]["deterministic"] == 2 and rates["no_deploy"]["rate"] >= 2 / 30
+
+
+def test_a_policy_edited_between_the_corpora_is_said_by_the_diff(policy, tmp_path):
+    corpus(tmp_path / "old", 30, 2, 3)
+    corpus(tmp_path / "new", 30, 2, 3, seed=1)
+    assert _grade(policy, tmp_path / "old", tmp_path / "old.json", "-q").exit_code == 0
+    again = _grade(policy, tmp_path / "new", tmp_path / "same.json", "-q")
+    policy.write_text(POLICY.replace("tool: deploy}", "tool: deploy_prod}"))  # same path, another rule
+    edited = _grade(policy, tmp_path / "new", tmp_path / "edited.json", "-q")
+    assert again.exit_code == edited.exit_code == 0
+    old, same, changed = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("old", "same", "edited"))
+    assert old["policy_sha256"] == same["policy_sha256"] != changed["policy_sha256"]
+    assert old["judge_version"] and len(old["policy_sha256"]) == 64
+    quiet = runner.invoke(app, ["corpus", "diff", str(tmp_path / "old.json"), str(tmp_path / "same.json")])
+    loud = runner.invoke(app, ["corpus", "diff", str(tmp_path / "old.json"), str(tmp_path / "edited.json")])
+    assert "changed between the corpora" not in quiet.output
+    assert "changed between the corpora" in " ".join(loud.output.split()), loud.output

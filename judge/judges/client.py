@@ -162,14 +162,15 @@ class StructuredClient:
         retryable = self.retryable()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + cfg.timeout_s  # one deadline for the whole call: re-asks, retries, backoff
+        last: BaseException | None = None  # the error of the attempt before: the deadline's message names it
         while True:
             try:
                 return await asyncio.wait_for(self._once(messages, model_cls, params, usage, deadline),
                                               timeout=deadline - loop.time())
             except TimeoutError:  # asyncio.wait_for at the deadline
-                raise CallFailed(self._deadline(usage)) from None
+                raise CallFailed(self._deadline(usage, last)) from None
             except Exception as exc:  # instructor wraps every failure; its cause tells what it was
-                cause = self._cause(exc)
+                cause = last = self._cause(exc)
                 if is_transient(cause, retryable) and usage.transport_retries < cfg.transport_retries:
                     usage.transport_retries += 1
                     pause = self._backoff(usage.transport_retries, cause)

@@ -54,6 +54,10 @@ class CorpusReport(Strict):
 
     kind: Literal["corpus-report"] = "corpus-report"
     policy: str = Field(description="the policy file the corpus was graded against")
+    policy_sha256: str | None = Field(default=None, description=(
+        "sha256 of the policy as graded (its entries and rules with every policy it extends merged): two "
+        "corpora graded against the same path but different contents differ here"))
+    judge_version: str | None = Field(default=None, description="the version of judge that graded the corpus")
     corpus: list[str] = Field(description="the folders and JSONL files given")
     judge: ReportJudge | None = Field(description="the judge (null: deterministic checks only)")
     calibration_record: str | None = Field(default=None, description=(

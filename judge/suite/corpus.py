@@ -16,6 +16,7 @@ judged share is Rogan-Gladen corrected with the record's TPR and TNR (calibratio
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 import msgspec
 
+from judge import __version__
 from judge.errors import JudgeInputError
 from judge.grade import GradeSession
 from judge.ledger import policy_ledger
@@ -115,6 +117,11 @@ def _key_rates(ledger: Any, graded: list[dict[str, Any]], record: Any, seed: int
     return rates
 
 
+def policy_digest(ledger: Any) -> str:
+    """sha256 of the merged policy (the expected ledger's scenario as canonical JSON): what the rates mean."""
+    return hashlib.sha256(ledger.scenario.model_dump_json(by_alias=True).encode()).hexdigest()
+
+
 def _report_judge(session: GradeSession) -> ReportJudge | None:
     found = session.judge_object()
     return ReportJudge.model_validate(found) if found is not None else None
@@ -163,7 +170,8 @@ def grade_corpus(paths: Sequence[str | Path], policy: str, *, judge_name: str | 
     stale = session.stale_warning() if judge_name else None
     warnings = [stale] if stale else []
     return CorpusReport(
-        policy=str(ledger.policy), corpus=[str(p) for p in paths], judge=_report_judge(session),
+        policy=str(ledger.policy), policy_sha256=policy_digest(ledger), judge_version=__version__,
+        corpus=[str(p) for p in paths], judge=_report_judge(session),
         calibration_record=str(session.calibration_path) if record is not None else None,
         runs=len(results), graded=len(graded), errors=len(errors), outcomes=outcomes,
         keys=_key_rates(ledger, graded, record, seed), failing_sample=_failing_sample(graded, sample_size, seed),

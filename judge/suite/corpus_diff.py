@@ -40,6 +40,12 @@ def diff_corpora(old: CorpusReport, new: CorpusReport, *, alpha: float = 0.05, o
                         "judges' errors with the traffic's")
     if old.policy != new.policy:
         warnings.append(f"the corpora were graded against different policies ({old.policy}, {new.policy})")
+    elif old.policy_sha256 and new.policy_sha256 and old.policy_sha256 != new.policy_sha256:
+        warnings.append(f"the policy {new.policy} changed between the corpora (sha256 {old.policy_sha256[:12]} "
+                        f"-> {new.policy_sha256[:12]}): a key's change may come from the policy, not the traffic")
+    if old.judge_version and new.judge_version and old.judge_version != new.judge_version:
+        warnings.append(f"the corpora were graded by judge {old.judge_version} and {new.judge_version}: a rule "
+                        "changed between versions can move a rate")
     return CorpusDiff(old=old_name, new=new_name, alpha=alpha, test=TEST, changes=changes,
                       only_old=[k for k in old_keys if k not in new_keys],
                       only_new=[k for k in new_keys if k not in old_keys], failed=bool(reasons), reasons=reasons,
