@@ -92,6 +92,14 @@ def test_align_local_writes_a_new_locked_version_beside_the_old_and_reports_test
     judge = make_judge(load_judge_config("local", config_file=config))
     assert judge.fingerprint()["params"] == {"id": "local", "version": 3, "sha256": lock["local@3"]}
     assert judge.fitted_on == "dev" and "fitted on the dev split only" in judge.fitted_note
+    # What the search scored (rules re-run on prepared slices, decisions reused) is what the judge says.
+    from judge.grade.cases import ask, case_set, verdict_of
+
+    cases = case_set(project / "labels")
+    test_cases = [c for c in cases.of_split("test") if c.label]
+    answers = ask(judge, [cases.requests[c.case] for c in test_cases])
+    right = sum(verdict_of(a, c.key) == c.label for a, c in zip(answers, test_cases, strict=True))
+    assert right / len(test_cases) == pytest.approx(test["accuracy_b"])
     again, second = _align(project, monkeypatch)  # v3 already holds dev's optimum: nothing to learn
     assert again.exit_code == 0 and second["new"] is None and "no new version written" in again.output
     assert not (project / "params" / "local" / "v4.json").exists()
