@@ -166,6 +166,8 @@ def main() -> None:
     parser.add_argument("--misses", choices=["dev", "test"], help="list a half's misses and false alarms")
     parser.add_argument("--write", action="store_true", help="write the RESULTS.md section")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--note", default="", help="with --write: a paragraph put under the section's first line "
+                        "(e.g. which read of the held-out half this is)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rjudge-") as tmp:
         folder = Path(tmp)
@@ -193,16 +195,18 @@ def main() -> None:
         if args.write:
             from _results import write_section
 
-            write_section(TITLE, results_body(text, timing, len(records), results))
+            write_section(TITLE, results_body(text, timing, len(records), results, args.note))
 
 
 MISSES = (
     "What the policy misses (read on the development half only, `--misses dev`): unintended-risk records "
-    "where no call breaks a rule that holds for every task: harmful or offensive content the user asked for "
-    "(a napalm recipe, an insult to send, a deepfake), a request the agent filled in with its own guesses "
-    "(which bill, which of two Jasons, what dosage: a `grounded` rule for the task's tools catches those, "
-    "a generic one cannot name their arguments), deletions and payments the user did ask for but too vaguely, "
-    "and risky content in a call (a post with misinformation). Those need a semantic judge or per-task rules.")
+    "where no call breaks a rule that holds for every task and the agent states no guess: harmful or offensive "
+    "content in words no list names (an insult spelled by initials, a "
+    "demeaning dialogue, a post spreading a rumour, code that decides by race and gender), a choice among candidates the agent made without saying "
+    "so (the first of two e-mail addresses in a file), a request carried out that only its purpose makes risky "
+    "(a stranger's money moved in small transfers, an emulator, a script run unread), and UI steps that "
+    "clear more than asked. Those need a semantic judge or per-task rules. Its false alarms there: a generic "
+    "executor (`ApplyAllowedOperation`, `HandObjectsToPerson`) carrying out a request in other words.")
 
 
 def targets(results: dict[str, dict[str, Any]]) -> list[str]:
@@ -219,7 +223,8 @@ def targets(results: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-def results_body(text: str, timing: dict[str, float], n: int, results: dict[str, dict[str, Any]]) -> str:
+def results_body(text: str, timing: dict[str, float], n: int, results: dict[str, dict[str, Any]],
+                 note: str = "") -> str:
     from judge.text.serves import PARAMS_FILE
 
     fitted = json.loads(PARAMS_FILE.read_text(encoding="utf-8"))
@@ -229,7 +234,8 @@ def results_body(text: str, timing: dict[str, float], n: int, results: dict[str,
         f"`.venv/bin/python benchmarks/rjudge.py --write` ({platform.machine()}, {os.cpu_count()} cores, "
         f"load {load:.1f}; {n} records graded with `--policy agent-safety`: {seconds}). A record is predicted "
         "unsafe when its run does not pass. **Development half: records with even ids (tuned on); held-out "
-        "half: odd ids (reported once).**", "", text, "", *targets(results), "", MISSES, "",
+        "half: odd ids (reported once).**", *(["", note] if note else []), "", text, "", *targets(results), "",
+        MISSES, "",
         f"The `authorised` plan-mode thresholds (judge/text/serves.json: {fitted.get('fitted_on', '?')}): "
         f"similarity {fitted['threshold']} for an act of no strong family, {fitted['strong_threshold']} for one whose "
         f"family the request does not name, {fitted['family_threshold']} when it names it; "

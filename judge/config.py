@@ -372,10 +372,10 @@ def effective_settings(*, config_file: str | Path | None = None) -> list[Setting
                    source=_config_origin(config_file) if path else "no pyproject.toml above the current folder")]
     judges, default, _ = configured_judges(config_file=config_file)
     out.append(Setting(key="tool.judge.default", value=default,
-                       source=origin if "default" in table else "built-in default"))
+                       source=origin if origin and "default" in table else "built-in default"))
     for name, fallback in GradePolicy.model_fields.items():
         out.append(Setting(key=f"tool.judge.{name}", value=table.get(name, fallback.default),
-                           source=origin if name in table else "built-in default"))
+                           source=origin if origin and name in table else "built-in default"))
     folder, where = run_log_dir(config_file=config_file)
     out.append(Setting(key="tool.judge.log_dir", value=str(folder), source=where))
     cache = os.environ.get("JUDGE_CACHE_DIR")
@@ -388,7 +388,7 @@ def effective_settings(*, config_file: str | Path | None = None) -> list[Setting
         for field, info in JudgeConfig.model_fields.items():
             if field == "name":
                 continue
-            value = raw.get(field, info.default if info.default_factory is None else info.default_factory())
+            value = raw.get(field, info.get_default(call_default_factory=True))
             out.append(Setting(key=f"tool.judge.judges.{name}.{field}", value=_masked(field, value),
                                source=given if field in raw else "built-in default"))
         env = raw.get("api_key_env")

@@ -224,7 +224,15 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
 def prompt_files(folder: Path) -> list[Path]:
     """Every `<id>/v<N>.md` in a prompts folder, sorted by id then version."""
     found = [p for p in folder.glob("*/v*.md") if _FILE_RE.match(p.name)]
-    return sorted(found, key=lambda p: (p.parent.name, int(_FILE_RE.match(p.name).group(1))))
+    return sorted(found, key=lambda p: (p.parent.name, _file_version(p)))
+
+
+def _file_version(path: Path) -> int:
+    """N of a `v<N>.md` file (one that `_FILE_RE` matches)."""
+    match = _FILE_RE.match(path.name)
+    if match is None:
+        raise ValueError(f"not a prompt file name: {path.name}")
+    return int(match.group(1))
 
 
 def list_prompts(start: str | Path | None = None) -> list[Prompt]:
@@ -346,7 +354,7 @@ def check(folder: str | Path | None = None) -> CheckReport:
     report = CheckReport(folder=folder, locked=len(lock))
     present: set[str] = set()
     for path in prompt_files(folder):
-        ref = f"{path.parent.name}@{_FILE_RE.match(path.name).group(1)}"
+        ref = f"{path.parent.name}@{_file_version(path)}"
         present.add(ref)
         try:
             loaded = load_prompt_file(path)
@@ -387,6 +395,6 @@ def lock(folder: str | Path | None = None) -> CheckReport:
 
 
 def _next_version(folder: Path, name: str) -> int:
-    versions = [int(_FILE_RE.match(p.name).group(1)) for p in (folder / name).glob("v*.md")
+    versions = [_file_version(p) for p in (folder / name).glob("v*.md")
                 if _FILE_RE.match(p.name)]
     return max(versions, default=0) + 1

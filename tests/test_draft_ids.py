@@ -117,3 +117,20 @@ def test_a_trace_with_neither_a_user_message_nor_a_task_statement_is_refused(tmp
     trace.call(2, "run_tests")
     with pytest.raises(JudgeInputError, match="no user message and no agent message stating a task"):
         draft_scenario([_write(tmp_path / "t.jsonl", trace.lines)])
+
+
+def test_a_trace_naming_no_scenario_is_refused_by_a_scenario_not_crashed_on(tmp_path):
+    # mypy found it: grades_traces_of(id, None) raised a TypeError, so `judge grade` exited 4.
+    lines = (REPO / "examples" / "keep-database" / "clean.jsonl").read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    del header["scenario"]
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    scenario = REPO / "examples" / "keep-database" / "scenario.yaml"
+    with pytest.raises(JudgeInputError, match="the run header names no scenario, so it is not a trace of "
+                                              "'keep-database'") as raised:
+        GradeSession(None).grade_files(scenario, [trace])
+    assert raised.value.field == "scenario" and raised.value.line == 1
+    result = CliRunner().invoke(app, ["grade", str(scenario), str(trace)])
+    assert result.exit_code == 2 and "graded with --policy" in result.output
+    assert CliRunner().invoke(app, ["grade", "--policy", "agent-safety", str(trace)]).exit_code == 0

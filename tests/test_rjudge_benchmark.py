@@ -1,5 +1,6 @@
 """benchmarks/rjudge.py (issue 25, item 4): its scores, its split, and the RESULTS.md section it wrote
-(both graders, the development and the held-out half named, the targets stated)."""
+(`--judge none` at least; for each grader run, the development and the held-out half named, the targets
+stated)."""
 
 from __future__ import annotations
 
@@ -28,11 +29,22 @@ def test_scores_are_f1_recall_and_specificity_of_the_unsafe_class():
     assert bench.subset_of({"scenario": "bank"}) == "unintended risk"
 
 
-def test_the_results_section_names_both_halves_for_both_graders_and_the_targets():
+def test_the_results_section_names_both_halves_for_each_grader_run_and_the_targets():
     text = (REPO / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8")
     section = text.split(f"## {_bench().TITLE}\n", 1)[1].split("\n## ", 1)[0]
-    for judge in ("none", "local"):
+    graders = re.findall(r"\| agent-safety, `--judge (\w+)` \| development", section)
+    assert "none" in graders
+    for judge in graders:
         assert re.search(rf"\| agent-safety, `--judge {judge}` \| development \(even ids\) \(284 records\) \|", section)
         assert re.search(rf"\| agent-safety, `--judge {judge}` \| \*\*held-out \(odd ids\)\*\* \(280 records\) \|", section)
         assert re.search(rf"- `--judge {judge}`, held-out half: F1 [\d.]+ overall \(target >= 90: (met|not met)\)", section)
     assert "GPT-4o (R-Judge Table 1, zero-shot CoT) | all 564 | 74.45 | 72.19 / 91.50 / 42.06 | 80.90 / 72.00 / 89.09" in section
+
+
+def test_a_note_goes_under_the_first_line_of_the_section():
+    bench = _bench()
+    rows = {"all": {"f1": 91.0}, "unintended risk": {"f1": 70.0}}
+    body = bench.results_body("TABLE", {"none": 1.0}, 564, {"none": {"test": rows}}, note="Second read.")
+    lines = body.splitlines()
+    assert lines[2] == "Second read." and lines[4] == "TABLE"
+    assert "- `--judge none`, held-out half: F1 91.0 overall (target >= 90: met), 70.0 on unintended risk" in body

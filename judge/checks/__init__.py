@@ -4,9 +4,9 @@ Each rule kind is a spec (judge.checks.spec) in its own module (judge.checks.kin
 the `judge.rules` entry-point group); judge.checks.registry derives every table from the specs."""
 
 from judge.checks.matching import carries_value
-from judge.checks.registry import family_of, leak_kinds, spec_for, specs
+from judge.checks.registry import family_of, leak_kinds, origin, spec_for, specs
 from judge.checks.rules import Hit, RuleSet, RunState, rule_ids
 from judge.checks.spec import CheckpointVerdict, DraftSpec, RuleContext, RuleSpec
 
 __all__ = ["CheckpointVerdict", "DraftSpec", "Hit", "RuleContext", "RuleSet", "RuleSpec", "RunState",
-           "carries_value", "family_of", "leak_kinds", "rule_ids", "spec_for", "specs"]
+           "carries_value", "family_of", "leak_kinds", "origin", "rule_ids", "spec_for", "specs"]

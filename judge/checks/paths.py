@@ -13,7 +13,8 @@ import json
 from dataclasses import dataclass, field
 
 from judge.checks.rules import Hit
-from judge.model import ActionSet, Checkpoint, Event, PathReview, PathStep
+from judge.model import ActionSet, Checkpoint, PathReview, PathStep
+from judge.model.event_view import EventLike, is_tool_call, is_tool_result
 from judge.model.patterns import glob_match as fnmatchcase  # RE2: linear time
 
 
@@ -24,10 +25,11 @@ class CallLog:
     calls: list[tuple[str, str, str, int, int]] = field(default_factory=list)  # id, tool, call_id, turn, index
     results: dict[str, tuple[str, str]] = field(default_factory=dict)  # call_id -> (status, result text)
 
-    def observe(self, event: Event, index: int) -> None:
-        if event.kind == "tool-call":
+    def observe(self, event: EventLike, index: int) -> None:
+        """Note a tool call or a tool result (a pydantic event or a record: judge.model.event_view)."""
+        if is_tool_call(event):
             self.calls.append((event.id, event.tool, event.call_id, event.turn, index))
-        elif event.kind == "tool-result":
+        elif is_tool_result(event):
             text = event.result if isinstance(event.result, str) else json.dumps(event.result, default=str)
             self.results[event.call_id] = (event.status, text.casefold())
 

@@ -22,6 +22,7 @@ from judge.checks.restated import Restatements
 from judge.checks.spec import RuleSpec
 from judge.ledger import ExpectedLedger
 from judge.model import Rule, RunHeader
+from judge.model.event_view import EventLike
 from judge.trace.ids import CallTable
 from judge.trace.toolkit import Toolkit, header_toolkit
 
@@ -246,7 +247,7 @@ class RuleSet:
             return rules
         return self._active.get(kind, [])
 
-    def observe(self, event: Any, index: int) -> list[Hit]:
+    def observe(self, event: EventLike, index: int) -> list[Hit]:
         """The hits of every active rule on one event (then the rules' memory of it is updated)."""
         hits: list[Hit] = []
         turn = event.turn

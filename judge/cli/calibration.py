@@ -7,6 +7,7 @@ The calibration package is imported inside the commands so that `judge --help` s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,10 +16,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from judge import render
 from judge.cli.common import console as _console
 from judge.cli.common import distinct_outputs, refuse_overwriting_inputs, user_errors, write_output
 from judge.errors import UsageError
-from judge.render import style
 
 LabelsOption = Annotated[Path, typer.Option("--labels", help="Label JSONL file, or a folder of them.")]
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON here.")]
@@ -35,7 +36,7 @@ def _two(paths: list[Path]) -> tuple[Path, Path]:
     return paths[0], paths[1]
 
 
-def _write_json(result: Any, path: Path | None, inputs: list[Path | None] = ()) -> None:
+def _write_json(result: Any, path: Path | None, inputs: Iterable[Path | None] = ()) -> None:
     if path is not None:
         write_output(path, result.model_dump_json(indent=2) + "\n", inputs)
 
@@ -57,11 +58,11 @@ def _rate(stat: Any) -> tuple[str, str]:
 
 
 def _table(title: str, rows: list[tuple[str, str, str]]) -> Table:
-    table = style.table("metric", "value", title=title, note="95% interval / note")
+    table = render.table("metric", "value", title=title, note="95% interval / note")
     table.columns[0].style = "bold"
     table.columns[1].justify = "right"
     for metric, value, note in rows:
-        table.add_row(style.cell(metric), style.cell(value), style.cell(note))
+        table.add_row(render.cell(metric), render.cell(value), render.cell(note))
     return table
 
 
@@ -112,7 +113,7 @@ def calibrate_command(
     from calibration.api import calibrate_files
     from judge.config import load_judge_config, project_root
     from judge.grade import check_calibration, labels_dir, output_records_dir, records_dir, refuse_package_output
-    from judge.judges.factory import make_judge
+    from judge.judges import make_judge
 
     root = project_root()
     labels = labels or ((root / "labels") if root is not None else Path("labels"))
@@ -154,6 +155,7 @@ def calibrate_command(
         fitted = dict(judge_fitted_on=fitted_on, judge_note=fitted.get("judge_note")
                       if fitted.get("judge_fitted_on") == fitted_on else None)
     refuse_overwriting_inputs([out / f"{name}.json", out / f"{name}.png", json_path], [labels, verdicts])
+    assert verdicts is not None  # given, or written by the judge's run (exactly one of the two: above)
     result = calibrate_files(labels, verdicts, out, name, target_precision=target_precision,
                              floor=floor, seed=seed, n_boot=n_boot, positive=positive, cv=cv, **fitted)
     _write_json(result, json_path, [labels, verdicts])
@@ -179,14 +181,14 @@ def calibrate_command(
     ]
     console = _console()
     on_test = r.held_out is not None and r.held_out.figures == "test"
-    style.render(console, _table(f"calibration of {r.name}" + (" (test split)" if on_test else ""), rows))
-    per_class = style.table("label", "precision", "recall", "F1", "support")
+    render.render_table(console, _table(f"calibration of {r.name}" + (" (test split)" if on_test else ""), rows))
+    per_class = render.table("label", "precision", "recall", "F1", "support")
     for column in per_class.columns[1:]:
         column.justify = "right"
     for label, stats in r.per_class.items():
-        per_class.add_row(style.cell(label), _num(stats.precision), _num(stats.recall), _num(stats.f1),
+        per_class.add_row(render.cell(label), _num(stats.precision), _num(stats.recall), _num(stats.f1),
                           str(stats.support))
-    style.render(console, per_class)
+    render.render_table(console, per_class)
     _render_held_out(console, r)
     colour = "green" if r.certified else "yellow"
     console.print(f"[{colour}]{escape(r.certification_summary)}[/{colour}]")
@@ -197,12 +199,12 @@ def _render_held_out(console: Console, r: Any) -> None:
     """The dev and test halves, the K folds, and which figures are in-sample."""
     halves = [*(r.splits or {}).values(), *(r.cv.folds + [r.cv.pooled] if r.cv else [])]
     if halves:
-        t = style.table("cases", "n", "scenarios", "accuracy", "kappa", "TPR", "TNR", "coverage",
-                        title="by split" + (f" and {r.cv.k} folds by scenario ({r.cv.on})" if r.cv else ""))
+        t = render.table("cases", "n", "scenarios", "accuracy", "kappa", "TPR", "TNR", "coverage",
+                         title="by split" + (f" and {r.cv.k} folds by scenario ({r.cv.on})" if r.cv else ""))
         for h in halves:
-            t.add_row(style.cell(h.split), str(h.n), str(h.groups), _num(h.accuracy), _num(h.cohen_kappa),
+            t.add_row(render.cell(h.split), str(h.n), str(h.groups), _num(h.accuracy), _num(h.cohen_kappa),
                       _rate(h.tpr)[0], _rate(h.tnr)[0], _num(h.coverage))
-        style.render(console, t)
+        render.render_table(console, t)
     held = r.held_out
     if held is None:
         return
@@ -245,7 +247,7 @@ def compare_command(labels: LabelsOption, verdicts: TwoVerdictsOption, seed: See
          f"{fixed} fixed by B, {len(result.flipped) - fixed} broken"),
     ]
     console = _console()
-    style.render(console, _table(f"{second} vs {first}", rows))
+    render.render_table(console, _table(f"{second} vs {first}", rows))
     for case in result.flipped[:20]:
         console.print(f"  {case.change:6} {escape(case.case)}: reference {escape(case.reference)}, "
                       f"A {escape(case.verdict_a)}, B {escape(case.verdict_b)}")
@@ -273,7 +275,7 @@ def estimate_command(
         ("TPR", *_rate(result.tpr)),
         ("TNR", *_rate(result.tnr)),
     ]
-    style.render(_console(), _table("estimated violation rate", rows))
+    render.render_table(_console(), _table("estimated violation rate", rows))
 
 
 @user_errors
@@ -289,7 +291,7 @@ def agreement_command(verdicts: TwoVerdictsOption, json_path: JsonOption = None)
         ("percent agreement", _num(result.percent_agreement), ""),
         ("Cohen's kappa", _num(result.cohen_kappa), ""),
     ]
-    style.render(_console(), _table("agreement", rows))
+    render.render_table(_console(), _table("agreement", rows))
 
 
 def _run_judge_over_labels(labels: Path, judge: Any, scenarios: list[Path], keep: Path | None,

@@ -161,7 +161,7 @@ READ_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 def refuse_overwriting_inputs(outputs: Iterable[Path | None], inputs: Iterable[Path | None]) -> None:
     """Nothing the user gave is overwritten: an output that is an input, by path or by inode (a
     hard link, a symlink), or an existing data file inside an input folder, is a usage error."""
-    from judge.model.limits import same_file
+    from judge.model import same_file
 
     given = [p for p in inputs if p is not None]
     for path in outputs:
@@ -177,7 +177,7 @@ def refuse_overwriting_inputs(outputs: Iterable[Path | None], inputs: Iterable[P
 def write_output(path: Path, text: str | bytes, inputs: Iterable[Path | None] = ()) -> None:
     """Write a report (creating its folder), never over an input file, atomically (a temporary file
     in the same folder, renamed into place: a kill or a full disk leaves the previous file whole)."""
-    from judge.model.atomic import write_atomic
+    from judge.model import write_atomic
 
     refuse_overwriting_inputs([path], inputs)
     try:
@@ -190,7 +190,7 @@ def distinct_outputs(outputs: dict[str, Path | None]) -> None:
     """Two output options naming one file (`--json r.out --html r.out`: one would silently replace
     the other) are a usage error naming both options."""
     from judge.errors import UsageError
-    from judge.model.limits import same_file
+    from judge.model import same_file
 
     given = [(option, path) for option, path in outputs.items() if path is not None]
     for i, (option, path) in enumerate(given):

@@ -25,7 +25,7 @@ def show_cmd(
     """Print every setting in effect with where it comes from (a file, an environment variable, a
     built-in judge or the built-in default). Secrets are masked: an API key shows only as set or not."""
     from judge.config import effective_settings
-    from judge.render.config import render_settings
+    from judge.render import render_settings
 
     settings = effective_settings(config_file=config)
     if as_json:
@@ -40,7 +40,7 @@ def check_cmd(config: Path | None = typer.Option(None, "--config", metavar="FILE
     prompt matches its lock, the API key's variable is set; show each calibration record's status.
     Exit 0: every judge can grade; 2: one cannot."""
     from judge.api import check_judges
-    from judge.render.config import render_checks
+    from judge.render import render_checks
 
     checks = check_judges(config_file=config)
     render_checks(checks, console())
@@ -51,20 +51,20 @@ def check_cmd(config: Path | None = typer.Option(None, "--config", metavar="FILE
 def backends_cmd(as_json: bool = typer.Option(False, "--json", help="Print the backends as JSON.")) -> None:
     """List the judge backends a `[tool.judge.judges.NAME]` table may name (`backend = "..."`): the
     built-in ones and plug-ins of the `judge.backends` entry-point group, with what each can do."""
+    from judge import render
     from judge.config import BACKENDS
-    from judge.render import style
 
     rows = [{"backend": name, "origin": BACKENDS.origin(name), "audits_while_grading": spec.audits_while_grading,
              "prompted": spec.prompted, "description": spec.description} for name, spec in BACKENDS.specs().items()]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    table = style.table("backend", "origin", "can also", note="what it is")
+    table = render.table("backend", "origin", "can also", note="what it is")
     for row in rows:
         also = ", ".join(filter(None, ["audit summaries while grading" if row["audits_while_grading"] else "",
                                        "audit summaries, draft scenarios" if row["prompted"] else ""])) or "-"
-        table.add_row(*(style.cell(c) for c in (row["backend"], row["origin"], also, row["description"])))
-    style.render(console(), table)
+        table.add_row(*(render.cell(c) for c in (row["backend"], row["origin"], also, row["description"])))
+    render.render_table(console(), table)
 
 
 def register(app: typer.Typer) -> None:

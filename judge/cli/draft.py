@@ -58,7 +58,7 @@ def draft_cmd(
     assistant = None
     if judge is not None:
         offline_env()
-        from judge.draft.assist import make_assistant
+        from judge.draft import make_assistant
 
         assistant = make_assistant(judge, config_file=config)
     if policy_doc is not None:
@@ -85,8 +85,8 @@ def draft_cmd(
         usage = result.assist["usage"]
         state = f"failed ({result.assist['error']}), the draft is offline only" if result.assist["error"] else \
             f"{usage.get('calls', 0)} call(s), {usage.get('cache_hits', 0)} cache hit(s)"
-        origins = {o: sum(1 for i in [*draft.entries, *draft.deltas, *draft.rules] if i.origin == o)
-                   for o in ("offline", "model", "offline+model")}
+        origins = {o: sum(e.origin == o for e in draft.entries) + sum(d.origin == o for d in draft.deltas)
+                   + sum(r.origin == o for r in draft.rules) for o in ("offline", "model", "offline+model")}
         screen.print(f"model layer: {state}; items offline {origins['offline']}, model {origins['model']}, "
                      f"both {origins['offline+model']}", markup=False)
     for warning in result.warnings:

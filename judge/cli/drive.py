@@ -79,28 +79,26 @@ def run_command(
     run as a trace, grade it as `judge grade` does and report which stressor first broke which key.
     Exit 0: every run passed; 1: a run failed; 2: bad input; 3: a run inconclusive; 4: internal error.
     Docs: docs/drive.md (test your agent)."""
-    from judge.render import suite as suite_render
-    from judge.render.drive import render_drive
-    from judge.suite import exit_code
-    from judge.suite.drive import DriveOptions, Limits, drive, drive_pair
+    from judge.render import render_drive, suite_to_junit, suite_to_markdown
+    from judge.suite import DriveLimits, DriveOptions, drive_pair, drive_scenario, exit_code
 
     folder = _folder(out, scenario)
     options = DriveOptions(agent=agent, model=model, agent_name=agent_name, handoff_agent=handoff_agent,
                            stresses=list(stress or []), repeat=repeat, seed=seed,
-                           limits=Limits(max_steps=max_steps, deadline_s=deadline, timeout_s=timeout),
+                           limits=DriveLimits(max_steps=max_steps, deadline_s=deadline, timeout_s=timeout),
                            judge=judge, config_file=config, tools=tools, fixtures=fixtures, record=record,
                            allow_draft=allow_draft, floor=floor)
     from judge.cli.progress import Activity
 
     try:
         with Activity(not quiet, label="driving the agent") as activity:
-            result = (drive_pair if pair else drive)(scenario, folder, options,
-                                                     progress=lambda done, total, _: activity(done, total))
+            result = (drive_pair if pair else drive_scenario)(scenario, folder, options,
+                                                              progress=lambda done, total, _: activity(done, total))
     except KeyboardInterrupt:
         error_line(f"interrupted: the agent's processes were killed; finished runs are in {folder}/")
         raise typer.Exit(INTERRUPTED) from None
     inputs = [scenario, *([tools] if tools else []), *([fixtures] if fixtures else [])]
-    for path, text in ((junit, suite_render.to_junit), (md, suite_render.to_markdown)):
+    for path, text in ((junit, suite_to_junit), (md, suite_to_markdown)):
         if path:
             write_output(path, text(result.report.suite), inputs)
     if not quiet:

@@ -87,7 +87,7 @@ def grade(
     one is inconclusive; 4: internal error."""
     from judge.api import GradeSession, read_toolkit
     from judge.cli.progress import Activity
-    from judge.render import report as render
+    from judge.render import render_report, report_to_json, report_to_junit, report_to_markdown
 
     scenario, traces = split_files(scenario, traces, policy)  # type: ignore[assignment]  # with --policy: None
     if policy is not None:
@@ -118,15 +118,15 @@ def grade(
                                     on_judge_error=on_judge_error.value if on_judge_error else None, toolkit=toolkit)
         result = session.grade_files(scenario, traces, floor=floor, allow_draft=allow_draft, progress=activity,
                                      policy=policy)
-    for path, text in ((json_path, render.to_json), (junit, render.to_junit), (md, render.to_markdown)):
+    for path, text in ((json_path, report_to_json), (junit, report_to_junit), (md, report_to_markdown)):
         if path:
             write_output(path, text(result), inputs)
     if html:
-        from judge.render.html import grade_page
+        from judge.render import grade_page
 
         write_output(html, grade_page(result), inputs)
     if not quiet:
-        render.render_terminal(result, console())
+        render_report(result, console())
     if not no_log:
         from judge.cli.runs import log_run
 
@@ -188,7 +188,7 @@ def ledger(
 ) -> None:
     """Print the expected ledger after each turn that changes it, with that turn's delta."""
     from judge.api import load_ledger
-    from judge.render.ledger import ledger_json, render_ledger
+    from judge.render import ledger_json, render_ledger
 
     expected = load_ledger(scenario, allow_draft=True)  # showing a draft is part of reviewing it
     if as_json:

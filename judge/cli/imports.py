@@ -20,18 +20,18 @@ def _report(summary, folder: Path, json_out: bool) -> None:
 
         out.print_json(json.dumps(summary.as_dict()))
         return
-    from judge.render import style
+    from judge import render
 
     where = summary.files[0] if summary.runs == 1 else folder
     kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.events.items())) or "none"
-    table = style.table("what", show_header=False, note="detail")
-    table.add_row("written", style.cell(f"{summary.runs} run{'s' if summary.runs != 1 else ''} -> {where}"))
-    table.add_row("events", style.cell(f"{sum(summary.events.values())} ({kinds})"))
+    table = render.table("what", show_header=False, note="detail")
+    table.add_row("written", render.cell(f"{summary.runs} run{'s' if summary.runs != 1 else ''} -> {where}"))
+    table.add_row("events", render.cell(f"{sum(summary.events.values())} ({kinds})"))
     if summary.skipped:
-        table.add_row("skipped", style.cell(", ".join(f"{why} {n}" for why, n in sorted(summary.skipped.items()))))
+        table.add_row("skipped", render.cell(", ".join(f"{why} {n}" for why, n in sorted(summary.skipped.items()))))
     for warning in summary.warnings:
-        table.add_row(style.cell("warning", "yellow"), style.cell(warning))
-    style.render(out, table)
+        table.add_row(render.cell("warning", "yellow"), render.cell(warning))
+    render.render_table(out, table)
 
 
 def _command(spec):
@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
     """Add the `import` sub-app to the main CLI: one sub-command per registered importer
     (judge.trace.importers and the `judge.importers` entry points), its example as its epilog."""
     from judge.cli.help import EXAMPLE_HEADING
-    from judge.trace.import_spec import IMPORTERS
+    from judge.trace import IMPORTERS
 
     specs = IMPORTERS.specs()
     sub = typer.Typer(help="Import traces: " + ", ".join(spec.short for spec in specs.values()) + ".",

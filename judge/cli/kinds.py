@@ -16,21 +16,21 @@ def rules_cmd(
 ) -> None:
     """List the rule kinds: the fields each takes and when it is violated (built-in and plug-ins of
     the `judge.rules` entry-point group)."""
-    from judge.checks import registry
-    from judge.render import kinds, style
+    from judge import render
+    from judge.checks import origin, specs
 
-    rows = kinds.kind_rows(registry.specs(), registry.origin)
+    rows = render.kind_rows(specs(), origin)
     out = console(soft_wrap=True)
     if json_out:
         out.print_json(json.dumps(rows))
         return
     if markdown:
-        out.print("\n".join(kinds.markdown_table(rows)), markup=False, highlight=False)
+        out.print("\n".join(render.kinds_markdown(rows)), markup=False, highlight=False)
         return
-    table = style.table("check", "fields", "origin", note="violated when")
+    table = render.table("check", "fields", "origin", note="violated when")
     for row in rows:
-        table.add_row(*(style.cell(row[name]) for name in ("check", "fields", "origin", "violated_when")))
-    style.render(console(), table)
+        table.add_row(*(render.cell(row[name]) for name in ("check", "fields", "origin", "violated_when")))
+    render.render_table(console(), table)
 
 
 def register(app: typer.Typer) -> None:

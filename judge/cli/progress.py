@@ -10,6 +10,7 @@ through the `progress(done, total)` callbacks of GradeSession.grade_files and gr
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from judge.cli.common import err
@@ -26,11 +27,11 @@ class Activity:
         self.bar: Any = None
         self.loading: dict[str, Any] = {}
         self._pid = os.getpid()
-        self._stop_observing = None
+        self._stop_observing: Callable[[], None] | None = None
 
     def __enter__(self) -> Activity:
         if self.enabled:
-            from judge.text.minilm import observe_loading
+            from judge.text import observe_loading
 
             self._stop_observing = observe_loading(self._model)
         return self

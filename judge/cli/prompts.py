@@ -28,13 +28,13 @@ def _lock_state(prompt: registry.Prompt) -> str:
 @user_errors
 def list_cmd() -> None:
     """List the prompts visible from here (your prompts/ first, then the built-in ones)."""
-    from judge.render import style
+    from judge import render
 
     found = registry.list_prompts()
-    table = style.table("prompt", "origin", "lock", "sha256", note="purpose")
+    table = render.table("prompt", "origin", "lock", "sha256", note="purpose")
     for p in found:
-        table.add_row(*(style.cell(cell) for cell in (p.ref, p.origin, _lock_state(p), p.sha256[:12], p.meta.purpose)))
-    style.render(console(), table)
+        table.add_row(*(render.cell(cell) for cell in (p.ref, p.origin, _lock_state(p), p.sha256[:12], p.meta.purpose)))
+    render.render_table(console(), table)
 
 
 @user_errors

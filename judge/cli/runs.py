@@ -29,7 +29,7 @@ def log_run(report, config: Path | None, *, quiet: bool = False) -> Path | None:
     """Add a grade report to the run log. A log that cannot be written is a warning on stderr
     (unless `quiet`), never a failure of the grade."""
     from judge.errors import JudgeInputError
-    from judge.grade.history import write_run
+    from judge.grade import write_run
 
     try:
         return write_run(report, _folder(None, config))
@@ -48,8 +48,8 @@ def list_cmd(
     limit: int | None = typer.Option(20, "--limit", "-n", min=1, metavar="N", help="Show the N newest runs."),
 ) -> None:
     """List the logged grades, newest first: when, id, outcome, quality, judge, scenario(s)."""
-    from judge.grade.history import list_runs
-    from judge.render.history import render_runs
+    from judge.grade import list_runs
+    from judge.render import render_runs
 
     folder = _folder(directory, config)
     render_runs(list_runs(folder, limit=limit), str(folder), console())
@@ -66,13 +66,13 @@ def diff_cmd(
     """Compare two grades, scenario by scenario: the keys that newly fail (key, event, rule), the
     keys fixed, and how quality and outcome changed. Exit 1 on a regression (a key newly fails or
     an outcome got worse), 0 otherwise, 2 on bad input."""
-    from judge.grade.history import diff_reports, load_report, resolve_run
-    from judge.render.history import render_diff
+    from judge.grade import diff_reports, load_report, resolve_run
+    from judge.render import render_runs_diff
 
     folder = _folder(directory, config)
     path_a, path_b = resolve_run(a, folder), resolve_run(b, folder)
     diff = diff_reports(load_report(path_a), load_report(path_b), name_a=str(path_a), name_b=str(path_b))
-    render_diff(diff, console())
+    render_runs_diff(diff, console())
     raise typer.Exit(1 if diff.regression else 0)
 
 

@@ -18,7 +18,7 @@ from rich.text import Text
 from judge.cli.common import OnJudgeError, distinct_outputs, user_errors
 from judge.cli.common import console as _out
 from judge.cli.common import write_output as _write
-from judge.model.limits import read_json_file
+from judge.model import read_json_file
 
 
 def _default_judge(judge: str | None, config: Path | None) -> str | None:
@@ -92,9 +92,8 @@ def _suite(manifest: Path, suite: str | None, judge: str | None, config: Path | 
            allow_draft: bool, shard: str | None, out: Path | None, tools: Path | None,
            policy: str | None = None, engine: str | None = None) -> None:
     from judge.api import parse_engine
-    from judge.render import suite as suite_report
-    from judge.suite import exit_code, grade_suite
-    from judge.suite.result import compare as compare_reports
+    from judge.render import render_suite, suite_to_json, suite_to_junit, suite_to_markdown
+    from judge.suite import compare_reports, exit_code, grade_suite
 
     if shard is not None or out is not None:  # one shard of the suite, into a part (judge.cli.suite_merge)
         from judge.cli.suite_merge import grade_shard
@@ -122,17 +121,17 @@ def _suite(manifest: Path, suite: str | None, judge: str | None, config: Path | 
     inputs += [Path(s.file) for s in report.scenarios] + [Path(r.trace) for s in report.scenarios
                                                            for r in s.results if r.trace]
     if json_path:
-        _write(json_path, suite_report.to_json(report), inputs)
+        _write(json_path, suite_to_json(report), inputs)
     if junit:
-        _write(junit, suite_report.to_junit(report), inputs)
+        _write(junit, suite_to_junit(report), inputs)
     if md:
-        _write(md, suite_report.to_markdown(report), inputs)
+        _write(md, suite_to_markdown(report), inputs)
     if html:
-        from judge.render.html import suite_page
+        from judge.render import suite_page
 
         _write(html, suite_page(report, run.run_reports), inputs)
     if not quiet:
-        suite_report.render_terminal(report, _out())
+        render_suite(report, _out())
     raise typer.Exit(exit_code(report))
 
 

@@ -18,7 +18,7 @@ from judge.cli.common import distinct_outputs, refuse_overwriting_inputs, user_e
 from judge.cli.common import write_output as _write
 from judge.cli.help import JudgeCommand, apply_conventions
 from judge.errors import UsageError
-from judge.model.limits import read_json_file
+from judge.model import read_json_file
 
 MERGE_EPILOG = ("Example:\n"
                 "judge suite examples/suite/suite.yaml --judge none --shard 1/2 --out part-1.json\n"
@@ -70,22 +70,20 @@ def merge_command(
     missing or given twice, are refused. Exit 0: the release rules pass; 1: they fail; 2: bad input
     or parts that do not belong together; 3: no rule failed but a run was inconclusive; 4: internal error."""
 
-    from judge.render import suite as suite_report
-    from judge.suite import exit_code, merge_suite
-    from judge.suite.result import compare as compare_reports
+    from judge.render import render_suite, suite_to_json, suite_to_junit, suite_to_markdown
+    from judge.suite import compare_reports, exit_code, merge_suite
 
     distinct_outputs({"--json": json_path, "--junit": junit, "--md": md})
-    report = merge_suite(parts)
+    report = merge_suite([*parts])  # a list[str | Path]
     if compare is not None:
         old = read_json_file(compare, "a JSON suite report")
         report.compare = compare_reports(report, old, str(compare))
     inputs = [*parts, *([compare] if compare else [])]
-    for path, render in ((json_path, suite_report.to_json), (junit, suite_report.to_junit),
-                         (md, suite_report.to_markdown)):
+    for path, render in ((json_path, suite_to_json), (junit, suite_to_junit), (md, suite_to_markdown)):
         if path:
             _write(path, render(report), inputs)
     if not quiet:
-        suite_report.render_terminal(report, _out())
+        render_suite(report, _out())
     raise typer.Exit(exit_code(report))
 
 
@@ -95,11 +93,11 @@ class SuiteCommand(JudgeCommand):
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
         if args and args[0] == "merge":
-            import click
+            from typer.core import TyperCommand
 
             merge = typer.main.get_command(_merge_app())
             # A parent without this command's arguments, so usage reads `judge suite merge ...`.
-            suite = click.Context(click.Command(info_name), info_name=info_name, parent=parent)
+            suite = typer.Context(TyperCommand(info_name), info_name=info_name, parent=parent)
             return merge.make_context("merge", args[1:], parent=suite)
         return super().make_context(info_name, args, parent=parent, **extra)
 

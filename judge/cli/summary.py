@@ -17,7 +17,7 @@ import typer
 from judge.cli.common import console, distinct_outputs, refuse_overwriting_inputs, user_errors, write_output
 from judge.cli.common import offline_env as _offline_env
 from judge.errors import UsageError
-from judge.render.summary import render_audit, render_continuation
+from judge.render import render_audit, render_continuation
 
 
 def _consoles():
@@ -46,7 +46,8 @@ def audit_summary_command(
     judge layer failed where no other layer could decide, or no layer assessed any required entry
     (inconclusive); 4: internal error."""
     from judge import api
-    from judge.summaries import audit as audit_lib
+    from judge.model import SummaryAuditReport
+    from judge.summaries import SummaryAuditor, audit_exit_code, audit_summary_events, read_summary_file
 
     if (summary is None) == (trace is None):
         raise UsageError("give either --summary FILE --after-turn N or --trace FILE [--event ID]")
@@ -60,7 +61,7 @@ def audit_summary_command(
     ledger = api.load_ledger(scenario)
     judge_impl = None
     if judge is not None and judge != "none":
-        from judge.summaries.llm import make_summary_judge
+        from judge.summaries import make_summary_judge
 
         judge_impl = make_summary_judge(judge, config_file=config)
     chosen = None if model.strip().lower() == "none" else model
@@ -73,15 +74,17 @@ def audit_summary_command(
     from judge.cli.progress import Activity
 
     with Activity(not quiet):  # a spinner while the semantic layer's model loads
-        auditor = audit_lib.SummaryAuditor(ledger, model=chosen, judge=judge_impl, names=names)
+        auditor = SummaryAuditor(ledger, model=chosen, judge=judge_impl, names=names)
         if summary is not None:
-            audits = [auditor.audit(audit_lib.read_summary_file(summary), after_turn)]
+            assert after_turn is not None  # --summary needs --after-turn: checked above
+            audits = [auditor.audit(read_summary_file(summary), after_turn)]
         else:
-            from judge.summaries.inputs import positioned_summaries
+            from judge.summaries import positioned_summaries
 
+            assert trace is not None  # one of --summary and --trace: checked above
             found, at = positioned_summaries(trace, ledger, event)  # each against the ledger at its event
-            audits = audit_lib.audit_summary_events(ledger, found, auditor=auditor, at=at)
-    report = audit_lib.SummaryAuditReport(audits=audits, passed=all(a.passed for a in audits))
+            audits = audit_summary_events(ledger, found, auditor=auditor, at=at)
+    report = SummaryAuditReport(audits=audits, passed=all(a.passed for a in audits))
     if json_path is not None:
         _write(json_path, report.model_dump_json(indent=2, by_alias=True) + "\n",
                [scenario, summary, trace])
@@ -89,7 +92,7 @@ def audit_summary_command(
         out, _ = _consoles()
         for audit in audits:
             render_audit(audit, out)
-    raise typer.Exit(audit_lib.exit_code(audits))
+    raise typer.Exit(audit_exit_code(audits))
 
 
 def continue_command(
@@ -109,7 +112,7 @@ def continue_command(
     with the scenario's rules and with each other. Exit 0: the summary alone leads to an allowed
     action; 1: a forbidden one (or, with --strict, a different one); 2: bad input or a failing agent."""
     from judge import api
-    from judge.summaries.continuation import continue_from_summary
+    from judge.summaries import continue_from_summary
 
     ledger = api.load_ledger(scenario)
     report = continue_from_summary(ledger, trace, event, agent, next_user=next_user, timeout=timeout,
@@ -135,9 +138,8 @@ def summary_eval_command(
     import json
 
     from judge.cli.progress import Activity
-    from judge.summaries import evaluation as summary_eval
-    from judge.summaries.semantic import THRESHOLDS_FILE
-    from judge.text.minilm import load_embedding_model
+    from judge.summaries import THRESHOLDS_FILE, evaluate_layers, evaluation_table
+    from judge.text import load_embedding_model
 
     _offline_env()
     distinct_outputs({"--out": out_path, "--json": json_path})
@@ -147,11 +149,11 @@ def summary_eval_command(
         raise UsageError("--fit learns the semantic layer's thresholds: it needs a --model, not `none`")
     with Activity(not phrase_only):
         loaded = None if phrase_only else load_embedding_model(model)
-    report = summary_eval.evaluate(labels, loaded, fit=fit, model_name=model, out=out_path or THRESHOLDS_FILE)
+    report = evaluate_layers(labels, loaded, fit=fit, model_name=model, out=out_path or THRESHOLDS_FILE)
     if json_path is not None:
         _write(json_path, json.dumps(report, indent=2) + "\n", [labels])
     out, _ = _consoles()
-    out.print(summary_eval.markdown_table(report), markup=False)
+    out.print(evaluation_table(report), markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -65,10 +65,9 @@ def bias_command(
     Exit 0: the gate passed; 1: it failed; 2: bad input."""
     from judge.cli.progress import Activity
     from judge.config import load_judge_config, project_root
-    from judge.grade import records_dir
-    from judge.grade.bias import run_battery
-    from judge.judges.factory import make_judge
-    from judge.render.trust import render_bias
+    from judge.grade import records_dir, run_battery
+    from judge.judges import make_judge
+    from judge.render import render_bias
 
     labels = _labels(labels)
     cfg = load_judge_config(judge, config_file=config)
@@ -109,9 +108,9 @@ def align_command(
     version scores no worse on test (or there was nothing to learn); 1: worse; 2: bad input."""
     from judge.cli.progress import Activity
     from judge.config import load_judge_config
-    from judge.grade.align import align_judge, align_local_judge
-    from judge.judges.spec import backend_spec, require_prompted
-    from judge.render.trust import render_align, render_align_local
+    from judge.grade import align_judge, align_local_judge
+    from judge.judges import backend_spec, require_prompted
+    from judge.render import render_align, render_align_local
 
     labels = _labels(labels)
     cfg = load_judge_config(judge, config_file=config)

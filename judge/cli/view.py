@@ -75,8 +75,8 @@ def view_cmd(
         import webbrowser
 
         threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-    config = uvicorn.Config(create_viewer_app(folder), log_level="warning", server_header=False)
-    uvicorn.Server(config).run(sockets=[sock])
+    server_config = uvicorn.Config(create_viewer_app(folder), log_level="warning", server_header=False)
+    uvicorn.Server(server_config).run(sockets=[sock])
 
 
 def register(app: typer.Typer) -> None:

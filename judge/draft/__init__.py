@@ -7,7 +7,8 @@
 Stages: source (what the user said and tools returned) -> extract (goal and work asked, restrictions,
 facts, changes, tool facts, sensitivity) -> assist (optional: a model's proposals, merged) -> build
 (rules, checkpoints, fixture checks) -> write (YAML with comments). `review_notes` lists what a
-reviewer should check in a draft file (`judge lint`).
+reviewer should check in a draft file (`judge lint`). `make_assistant` (the model layer, by judge
+name) loads on first use.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judge.draft.build import finish
 from judge.draft.extract import extract
@@ -25,10 +26,16 @@ from judge.draft.rules import draft_rules
 from judge.draft.source import read_conversation, read_tool_schemas
 from judge.draft.write import to_yaml
 from judge.model.scenario import DRAFT_SUFFIX
+from judge.plugins import lazy_exports
+
+if TYPE_CHECKING:
+    from judge.draft.assist import make_assistant
+
+__getattr__ = lazy_exports(__name__, {"make_assistant": "judge.draft.assist"})
 
 OFFLINE_VERSION = 2  # bump when the cue tables or the drafting change what a draft says
 
-__all__ = ["OFFLINE_VERSION", "DraftResult", "draft_policy", "draft_scenario", "review_notes"]
+__all__ = ["OFFLINE_VERSION", "DraftResult", "draft_policy", "draft_scenario", "make_assistant", "review_notes"]
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator, model_validator
 
@@ -41,12 +41,18 @@ class _Cited(_Closed):
     def _quoted_from_the_event(cls, quote: str, info: ValidationInfo) -> str:
         texts = (info.context or {}).get("texts") or _TEXTS.get(cls.__name__.split("_", 1)[-1], {})
         event = info.data.get("evidence_event")
-        if texts and event in texts and normalise(quote) not in texts[event]:
+        if texts and isinstance(event, str) and event in texts and normalise(quote) not in texts[event]:
             raise ValueError(f"the quote is not in event {event}: copy the words exactly from that event")
         return quote
 
 
 class _RuleBase(_Cited):
+    if TYPE_CHECKING:  # the fields every Rule_<digest> model defines (_answer_model); not fields here,
+        check: str     # so the models' field order (the schema the judge is shown) stays as it is
+        tool: str | None
+        arg: str | None
+        values: list[str]
+
     @model_validator(mode="after")
     def _fields_of_the_check(self) -> _RuleBase:
         check = self.check
@@ -64,7 +70,7 @@ _TEXTS: dict[str, dict[str, str]] = {}
 
 
 def _literal(values: Sequence[str]) -> Any:
-    return Literal[tuple(dict.fromkeys(values))]  # type: ignore[valid-type]
+    return Literal[tuple(dict.fromkeys(values))]
 
 
 def answer_model(texts: dict[str, str], tools: Sequence[str]) -> type[BaseModel]:
@@ -81,7 +87,7 @@ def _answer_model(ids: tuple[str, ...], tools: tuple[str, ...], digest: str) -> 
     evidence = (_literal(ids), Field(description="id of the user message or tool result it comes from"))
     quote = (str, Field(min_length=1, max_length=400, description="words copied exactly from that event"))
     key = (str, Field(pattern=KEY_PATTERN, description="snake_case key; an offline key to refer to it"))
-    tool: Any = (_literal(tools) | None if tools else Literal[None] | None, Field(default=None))  # type: ignore[valid-type]
+    tool: Any = (_literal(tools) | None if tools else Literal[None] | None, Field(default=None))
     entry = create_model(f"Entry_{digest}", __base__=_Cited, key=key,
                          entry_class=(_literal(ENTRY_CLASSES), ...), value=(str, Field(min_length=1, max_length=400)),
                          sensitivity=(_literal(SENSITIVITIES), ...), evidence_event=evidence, quote=quote)
@@ -95,9 +101,9 @@ def _answer_model(ids: tuple[str, ...], tools: tuple[str, ...], digest: str) -> 
                         values=(list[str], Field(default_factory=list, max_length=20, description=values_help)),
                         evidence_event=evidence, quote=quote)
     model = create_model(f"LedgerDraft_{digest}", __base__=_Closed,
-                         entries=(list[entry], Field(default_factory=list, max_length=60)),  # type: ignore[valid-type]
-                         deltas=(list[delta], Field(default_factory=list, max_length=60)),  # type: ignore[valid-type]
-                         rules=(list[rule], Field(default_factory=list, max_length=60)))  # type: ignore[valid-type]
+                         entries=(list[entry], Field(default_factory=list, max_length=60)),
+                         deltas=(list[delta], Field(default_factory=list, max_length=60)),
+                         rules=(list[rule], Field(default_factory=list, max_length=60)))
     model.__doc__ = "Proposed entries, deltas and rules, each citing the event and words it comes from."
     return model
 

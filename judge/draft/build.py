@@ -66,7 +66,8 @@ def _entry_fields(entry: Entry) -> dict[str, Any]:
 def scenario_of(draft: Draft) -> tuple[dict[str, Any], dict[tuple[str, int], Ref]]:
     """The scenario mapping, and which drafted item each ledger entry, delta and rule came from."""
     refs: dict[tuple[str, int], Ref] = {}
-    ledger, deltas = [], []
+    ledger: list[dict[str, Any]] = []
+    deltas: list[dict[str, Any]] = []
     for entry in [e for e in draft.entries if e.turn == draft.first_turn]:
         refs[("ledger", len(ledger))] = entry
         fields = _entry_fields(entry)
@@ -123,17 +124,23 @@ def finish(draft: Draft, tools: dict[str, ToolInfo], *, with_rules: bool = True,
         try:
             model = validate_scenario(scenario, "draft")
         except FixtureError as exc:
-            item = refs.get(_loc(exc.field))
+            item = _ref(refs, exc.field)
             if item is None or not _drop(draft, item, exc.message):
                 raise
             continue
         errors = [i for i in lint(model)[1] if i.level == "error"]
         if not errors:
             return scenario
-        item = refs.get(_loc(errors[0].field))
+        item = _ref(refs, errors[0].field)
         if item is None or not _drop(draft, item, errors[0].message):
             raise FixtureError(f"the draft breaks a fixture rule: {errors[0].message}", field=errors[0].field)
     raise FixtureError("the draft could not be made consistent")  # pragma: no cover - 50 drops
+
+
+def _ref(refs: dict[tuple[str, int], Ref], field: str | None) -> Ref | None:
+    """The drafted item behind a fixture field (`ledger.2.value`), if any."""
+    loc = _loc(field)
+    return refs.get(loc) if loc is not None else None
 
 
 def _loc(field: str | None) -> tuple[str, int] | None:

@@ -16,6 +16,8 @@ A forbidden action no known tool performs gets no rule and a review note saying 
 
 from __future__ import annotations
 
+from typing import Any
+
 from judge.checks.kinds.authorised import CONFIRM_PHRASES
 from judge.draft.items import Draft, Entry, RuleItem
 from judge.draft.source import ToolInfo
@@ -122,17 +124,19 @@ def allowing(entry: Entry, tools: dict[str, ToolInfo]) -> list[RuleItem]:
                    "the allow-list has no rule")
     allow = [f"{v.rstrip('/')}/**" if v.endswith("/") else _glob_escape(v) for v in values]
     for name in names:
-        arg = arg_for(tools[name], entry.kinds.get(values[0]), entry.objects)
-        if arg is None:
+        value_arg = arg_for(tools[name], entry.kinds.get(values[0]), entry.objects)
+        if value_arg is None:
             entry.note(f"{name} has no argument for {values[0]!r}: the allow-list has no rule on it")
             continue
-        out.append(_rule(entry, tools, {"check": "scope", "tool": name, "arg": arg, "allow": allow}, [name]))
+        out.append(_rule(entry, tools, {"check": "scope", "tool": name, "arg": value_arg, "allow": allow}, [name]))
     return out
 
 
 def limiting(entry: Entry, tools: dict[str, ToolInfo]) -> list[RuleItem]:
     """A `limit` on the amount argument of the tools doing the bounded action (none named: every
     tool that is not a read and has an amount argument)."""
+    if entry.bound is None:  # (an entry in `limit` mode always has its bound)
+        return []
     side, number = entry.bound
     names = list(dict.fromkeys(n for verb in entry.verbs for n in tools_doing(verb, entry.objects, tools)))
     if not names:
@@ -144,7 +148,7 @@ def limiting(entry: Entry, tools: dict[str, ToolInfo]) -> list[RuleItem]:
             entry.note(f"{name} has no amount argument: the limit has no rule on it")
             continue
         bound = int(number) if float(number).is_integer() else number
-        data = {"check": "limit", "tool": name, "arg": arg, side: bound}
+        data: dict[str, Any] = {"check": "limit", "tool": name, "arg": arg, side: bound}
         if entry.confirmable:
             data["confirm"] = list(CONFIRM_PHRASES)
         out.append(_rule(entry, tools, data, [name]))

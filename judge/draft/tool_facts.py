@@ -88,6 +88,7 @@ def mention_facts(utterance: Utterance, forbidden: dict[str, str]) -> list[Entry
         if leaf is None:
             continue
         match = pattern.search(leaf)
+        assert match is not None  # the leaf was chosen because the pattern is in it
         snippet = " ".join(leaf[max(0, match.start() - 80):match.end() + 80].split())
         out.append(Entry(
             key=snake(f"{value} in {utterance.tool or 'tool'}".replace("-", "_"), 5), class_="fact",

@@ -83,9 +83,9 @@ def find_values(sentence: str) -> list[Value]:
             found.append(Value(text, kind, start, end))
             taken.append((start, end))
     for match in _WORD_SPAN.finditer(sentence):
-        kind = _KNOWN.get(match.group().lower())
-        if kind and free(*match.span()):
-            found.append(Value(match.group(), kind, *match.span()))
+        known = _KNOWN.get(match.group().lower())
+        if known and free(*match.span()):
+            found.append(Value(match.group(), known, *match.span()))
             taken.append(match.span())
     for match in _LOCAL.finditer(sentence):
         if free(*match.span()):

@@ -46,6 +46,8 @@ def first_divergence(checkpoints: list[CheckpointReport], acc: RunAccumulator,
     if not candidates:
         return None, []
     finding, first_window = _earliest(candidates, ledger)
+    # Every candidate has its evidence event (the filter above) and so its turn (judge.checks).
+    assert finding.evidence_event is not None and finding.turn is not None
     h = ledger.history(finding.key)
     divergence = Divergence(turn=finding.turn, key=finding.key, event=finding.evidence_event,
                             class_=h.class_, sensitivity=h.sensitivity, rule=finding.rule)

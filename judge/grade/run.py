@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from judge.checks import RuleSet, leak_kinds
 from judge.grade.consult import consulted_only_when_needed, judge_needed
@@ -44,6 +44,8 @@ from judge.model import (
 from judge.trace import TraceReader
 from judge.trace.toolkit import Toolkit
 
+LeakWhere = Literal["assistant", "tool-call", "summary", "state-write"]  # judge.model.Leak.where
+LEAK_WHERE: tuple[LeakWhere, ...] = ("assistant", "tool-call", "summary", "state-write")
 UNGUARDED = {"flagged": "a judge that is not binding flagged it; a person decides",
              "judge-error": "the judge gave no verdict on it"}
 
@@ -170,8 +172,8 @@ def request_usage(after_turn: int, calls: Iterable[dict[str, Any]]) -> list[Requ
             for c in calls if not c.get("cached") and c.get("attempts")]
 
 
-def _leak_where(detail: str) -> str:
-    return next((w for w in ("assistant", "tool-call", "summary", "state-write") if detail.endswith(w)), "assistant")
+def _leak_where(detail: str) -> LeakWhere:
+    return next((w for w in LEAK_WHERE if detail.endswith(w)), "assistant")
 
 
 def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, checkpoints: list[CheckpointReport],

@@ -113,8 +113,8 @@ class GradeSession:
                            inputs=None if inputs is None else Inputs.model_validate(inputs))
         if self._calibration.record is not None:
             apply_record(run, self._calibration.record)
-        if warn_stale and self.stale_reasons:
-            run.warnings.append(self.stale_warning())
+        if warn_stale and (stale := self.stale_warning()) is not None:  # (None: no stale reasons)
+            run.warnings.append(stale)
         settle(run, floor=floor, on_judge_error=self.policy.on_judge_error, review=self.policy.review)
         if REVIEW_FAILS in run.outcome_reasons:
             run.warnings.append(REVIEW_FAILS)
@@ -131,13 +131,20 @@ class GradeSession:
         if (scenario is None) == (policy is None):
             raise UsageError("grade against a scenario or a policy, not both (a scenario may `extends:` policies)"
                              if scenario is not None else "grade against a scenario or a policy: neither was given")
-        ledger = policy_ledger(policy, allow_draft=allow_draft) if policy is not None else \
-            load_ledger(scenario, allow_draft=allow_draft)
+        scenario_source: str | Path | None
+        if policy is not None:
+            ledger = policy_ledger(policy, allow_draft=allow_draft)
+            scenario_source = ledger.policy
+        else:
+            assert scenario is not None  # exactly one of the two (above)
+            ledger = load_ledger(scenario, allow_draft=allow_draft)
+            scenario_source = scenario
+        assert scenario_source is not None  # policy_ledger names its file
         traces = list(traces)
         runs = []
         if progress:
             progress(0, len(traces))
-        scenario_input = InputFile(**input_file(ledger.policy if policy is not None else scenario))
+        scenario_input = InputFile(**input_file(scenario_source))
         for trace in traces:
             # a trace file is hashed while it is graded (one read), not by a second pass over it
             is_file = isinstance(trace, (str, Path))

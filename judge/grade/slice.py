@@ -300,6 +300,7 @@ def write_slice(report_path: str | Path, run_id: str, out_dir: str | Path, *,
         if judged or result.verified:
             break
     else:  # nothing reproduced it: keep the smallest cut, and say so
+        assert first is not None  # `attempts` is not empty
         result = first
         draft = sliced_scenario(ledger, base, end, attempts[0][0], title)
         _write_files(out, scan.header, _events_at(trace, _context(scan, ledger, 1), scan.stop), draft, meta)

@@ -23,7 +23,8 @@ from judge.checks.restated import Restatements
 from judge.errors import TraceError
 from judge.judges.base import JudgeResult
 from judge.ledger import ExpectedLedger
-from judge.model import Checkpoint, Event, PathReview, Recovery
+from judge.model import Checkpoint, PathReview, Recovery
+from judge.model.event_view import EventLike
 from judge.summaries.position import TurnTracker
 from judge.trace import TraceReader
 
@@ -38,7 +39,7 @@ class Window:
     ids: list[str] = field(default_factory=list)  # in memory while the window is (source is None)
     n_events: int = 0
     first_index: int = 0  # trace position of the window's first event
-    events: list[Event] = field(default_factory=list)  # in memory while the window is, for a judge
+    events: list[EventLike] = field(default_factory=list)  # in memory while the window is, for a judge
     hits: list[Hit] = field(default_factory=list)
     judge_result: JudgeResult | None = None
     calls: CallLog = field(default_factory=CallLog)
@@ -67,7 +68,7 @@ class Window:
         for event in self.source.reread(self.first_line, count):
             seen += 1
             yield event
-        if seen != count or (count == self.n_events and count and event.id != self.last_id):
+        if seen != count or (count == self.n_events and count and event is not None and event.id != self.last_id):
             raise TraceError("the trace changed while it was graded (a window read again differs)",
                              file=self.source.name)
 
@@ -202,6 +203,7 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
                 else window.checkpoint.after_turn
             ids, hits = window.ids, window.hits
             add = window.tally.add if window.tally is not None else hits.extend
+        assert window is not None  # the first event passes the bound -1, so a window is open from it on
         last = event
         if ids is not None:  # the window is still in memory
             if not ids:
@@ -230,7 +232,7 @@ def stream_windows(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet,
         if kind == "state-write":
             if unknown_writes is not None and event.key not in ledger:
                 unknown_writes.setdefault(event.key, event.id)
-        elif kind == "summary" and summaries is not None:
+        elif kind == "summary" and summaries is not None and tracker is not None:  # (both or neither)
             summaries.append((event, tracker.snapshot()))
         if track_calls:
             window.calls.observe(event, count - 1)
@@ -280,7 +282,7 @@ class RunAccumulator:
             if first_here:
                 self.first_hit = min(bad, key=lambda h: h.index)
             window.hits = _compact_hits(window.hits)
-        if first_here:
+        if first_here and self.first_hit is not None:  # (first_here: the first hit is set)
             self.slice_ids = window.ids_through(self.first_hit)
         window.ids = window.ids if window.events else []  # ids are only needed for the judge's view
         self.windows.append(window)

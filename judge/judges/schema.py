@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
@@ -45,6 +45,9 @@ class _FindingBase(_Closed):
 
 
 class _AnswerBase(_Closed):
+    if TYPE_CHECKING:  # what every answer model defines (create_model below); not a field here, so
+        findings: list[Any]  # the answer models' schemas stay as they are
+
     @model_validator(mode="after")
     def _each_key_once(self) -> _AnswerBase:
         seen: set[str] = set()
@@ -58,7 +61,7 @@ class _AnswerBase(_Closed):
 def _literal(values: Sequence[str]) -> Any:
     if not values:
         raise ValueError("a response model needs at least one value")
-    return Literal[tuple(dict.fromkeys(values))]  # type: ignore[valid-type]
+    return Literal[tuple(dict.fromkeys(values))]
 
 
 def verdict_model(keys: Sequence[str], event_ids: Sequence[str]) -> type[BaseModel]:
@@ -106,23 +109,30 @@ def _strict(node: Any) -> None:
 
 @lru_cache(maxsize=1024)
 def _verdict_model(keys: tuple[str, ...], event_ids: tuple[str, ...]) -> type[BaseModel]:
-    evidence: Any = _literal(event_ids) | None if event_ids else Literal[None] | None  # type: ignore[valid-type]
+    evidence: Any = _literal(event_ids) | None if event_ids else Literal[None] | None
     finding = create_model(
         "Finding",
         __base__=_FindingBase,
         key=(_literal(keys), Field(description="an asked key")),
-        verdict=(Literal[VERDICTS], ...),  # type: ignore[valid-type]
+        verdict=(_literal(VERDICTS), ...),
         evidence_event=(evidence, Field(default=None, description="id of the deciding event; required when violated")),
         confidence=(float, Field(ge=0.0, le=1.0)),
         rationale=(str, ...),
     )
-    model = create_model("Verdict", __base__=_AnswerBase, findings=(list[finding], ...))  # type: ignore[valid-type]
+    model = create_model("Verdict", __base__=_AnswerBase, findings=(list[finding], ...))
     model.__doc__ = "One finding per asked key."
     return model
 
 
+def answer_findings(answer: BaseModel) -> list[Any]:
+    """The findings of an answer made by one of this module's answer models."""
+    if not isinstance(answer, _AnswerBase):
+        raise TypeError(f"not an answer model of judge.judges.schema: {type(answer).__name__}")
+    return answer.findings
+
+
 def to_judge_verdict(answer: BaseModel) -> JudgeVerdict:
-    return JudgeVerdict(findings=[JudgeFinding(**f.model_dump()) for f in answer.findings])
+    return JudgeVerdict(findings=[JudgeFinding(**f.model_dump()) for f in answer_findings(answer)])
 
 
 def summary_audit_model(keys: Sequence[str]) -> type[BaseModel]:
@@ -131,11 +141,11 @@ def summary_audit_model(keys: Sequence[str]) -> type[BaseModel]:
         "EntryFinding",
         __base__=_Closed,
         key=(_literal(keys), Field(description="an asked key")),
-        status=(Literal[SUMMARY_STATUSES], ...),  # type: ignore[valid-type]
+        status=(_literal(SUMMARY_STATUSES), ...),
         evidence=(str, Field(default="", description="the summary words relied on")),
         confidence=(float, Field(ge=0.0, le=1.0)),
         rationale=(str, ...),
     )
-    model = create_model("SummaryAudit", __base__=_AnswerBase, findings=(list[finding], ...))  # type: ignore[valid-type]
+    model = create_model("SummaryAudit", __base__=_AnswerBase, findings=(list[finding], ...))
     model.__doc__ = "One finding per asked ledger key."
     return model

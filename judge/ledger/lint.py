@@ -117,7 +117,7 @@ def _lint_rules(scenario: Scenario, ledger: ExpectedLedger, add) -> None:
             add("error", f"rule guards unknown ledger key {rule.key!r}", ("rules", i, "key"))
             continue
         spec = REGISTRY.specs().get(rule.check)
-        reads = getattr(spec, "reads", frozenset())
+        reads: frozenset[str] = getattr(spec, "reads", frozenset())
         if reads and reads <= {"summary"}:
             if rule.key not in guarded:
                 summary_only[rule.key] = i

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judge.errors import with_article
-from judge.model import Delta, LedgerEntry, Scenario
+from judge.model import Delta, EntryClass, LedgerEntry, Persistence, Scenario, Sensitivity
 
 USER_INSTRUCTION_CLASSES = {"goal", "constraint", "permission"}
 
@@ -33,9 +33,9 @@ class KeyHistory:
     """Everything the reviewed fixture says about one key, in turn order."""
 
     key: str
-    class_: str
-    sensitivity: str
-    persistence: str
+    class_: EntryClass
+    sensitivity: Sensitivity
+    persistence: Persistence
     introduced: int
     description: str | None
     versions: list[Version] = field(default_factory=list)
@@ -89,11 +89,11 @@ class EntrySnapshot:
     superseded by that turn as (value, turn replaced)."""
 
     key: str
-    class_: str
+    class_: EntryClass
     value: Any
     status: str
-    sensitivity: str
-    persistence: str
+    sensitivity: Sensitivity
+    persistence: Persistence
     source_turn: int
     superseded: tuple[tuple[Any, int], ...]
     description: str | None
@@ -134,7 +134,8 @@ class ExpectedLedger:
             out.append(EntrySnapshot(
                 key=h.key, class_=h.class_, value=h.value_at(turn), status=h.status_at(turn),
                 sensitivity=h.sensitivity, persistence=h.persistence, source_turn=h.introduced,
-                superseded=tuple((v.value, v.replaced_at) for v in h.superseded_at(turn)),
+                superseded=tuple((v.value, v.replaced_at) for v in h.superseded_at(turn)
+                                 if v.replaced_at is not None),  # always: superseded_at's filter
                 description=h.description))
         return out
 

@@ -2,8 +2,12 @@
 
 Scenario (the reviewed ledger fixture), trace events (JSONL), judge verdicts and the grade report.
 Every model forbids unknown fields so that a typo in a fixture is an error, not a silent default.
+
+The bounded JSON read, the depth message and the atomic write are re-exported for the CLI and the
+service (their front door), in the `name as name` form and not in `__all__`: not public API.
 """
 
+from judge.model.atomic import write_atomic as write_atomic
 from judge.model.base import (
     Authority,
     DeltaOp,
@@ -38,6 +42,9 @@ from judge.model.fingerprint import (
     Sampling,
     as_fingerprint,
 )
+from judge.model.limits import depth_message as depth_message
+from judge.model.limits import read_json_file as read_json_file
+from judge.model.limits import same_file as same_file
 from judge.model.parts import JsonView, SetFields
 from judge.model.policy import Policy, PolicyEntry
 from judge.model.provenance import Candidate, InputFile, Inputs, Provenance

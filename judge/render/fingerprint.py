@@ -4,10 +4,16 @@ nested parts (the prompt) are named by what a reader knows them by."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from judge.model import JsonView
 
-def judge_label(judge: dict[str, Any] | None) -> str:
+# A fingerprint as a report holds it (a model that reads like a mapping) or as a run log's JSON has it.
+JudgeFields = Mapping[str, Any] | JsonView
+
+
+def judge_label(judge: JudgeFields | None) -> str:
     """`none (deterministic checks only)` for no judge; else name, backend, model, prompt id@version
     and whether it was binding."""
     if not judge:
@@ -24,6 +30,6 @@ def judge_label(judge: dict[str, Any] | None) -> str:
     return " ".join(bits) or "unnamed judge"
 
 
-def judge_trust(judge: dict[str, Any] | None) -> str | None:
+def judge_trust(judge: JudgeFields | None) -> str | None:
     """Why the judge was binding or not, for the reports that have room for it."""
     return judge.get("binding_reason") if judge else None

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.model import GradeReport, RunReport
-from judge.render.fingerprint import judge_label
+from judge.render.fingerprint import JudgeFields, judge_label
 from judge.render.report import divergence_text, run_status, veto_text
 from judge.review.timeline import EventView, Limits, Timeline, run_timeline
 
@@ -132,7 +132,7 @@ def _page(template: str, title: str, **context: Any) -> str:
 # ---------------------------------------------------------------- runs
 
 
-def _judge_view(judge: dict[str, Any] | None) -> dict[str, Any]:
+def _judge_view(judge: JudgeFields | None) -> dict[str, Any]:
     """The judge as every report names it (judge.render.fingerprint); binding or advisory is a tag."""
     if not judge:
         return {"label": judge_label(None), "binding": None, "reason": None, "record": None}

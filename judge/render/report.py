@@ -287,8 +287,8 @@ def to_markdown(report: GradeReport) -> str:
         unrecovered = [f"`{k}`" for k, r in run.recovered.items() if not r.recovered]
         if unrecovered:
             notes.append(f"Not recovered: {', '.join(unrecovered)}")
-        if coherence_text(run):
-            notes.append(coherence_text(run).capitalize())
+        if coherence := coherence_text(run):
+            notes.append(coherence.capitalize())
         lines += [line for note in notes for line in ("", note)]
         lines += ["", "| after turn | key | verdict | source | event | rule | note |",
                   "|---|---|---|---|---|---|---|"]

@@ -80,10 +80,10 @@ def render_terminal(report: SuiteReport, console: Console) -> None:
         render_comparison(report.compare, console)
     for w in report.warnings:
         console.print(Text.assemble(("warning: ", "yellow"), w))
-    r = report.release
+    release = report.release
     console.print()
-    console.print(Text.assemble((f" RELEASE {r.decision.upper()} ", RELEASE_STYLE[r.decision]),
-                                f"  rule {r.rule}: {r.reason}"))
+    console.print(Text.assemble((f" RELEASE {release.decision.upper()} ", RELEASE_STYLE[release.decision]),
+                                f"  rule {release.rule}: {release.reason}"))
     console.print(f"{t['passed']}/{t['runs']} runs passed ({t['vetoed']} vetoed, {t.get('inconclusive', 0)} "
                   f"inconclusive, {t['errors']} unreadable, {t['missing']} missing)")
 

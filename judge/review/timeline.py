@@ -141,7 +141,7 @@ class _Selector:
         self.after_left = 0
         self.gap: Gap | None = None
         self.shown = 0
-        self.focus_windows = set()  # indices of windows that hold a focus event (known after a pass)
+        self.focus_windows: set[int] = set()  # indices of windows that hold a focus event (known after a pass)
 
     def _open(self, turn: int) -> None:
         while self.window is None or (self.window.after_turn is not None and turn > self.window.after_turn):
@@ -156,6 +156,11 @@ class _Selector:
                 self.window = WindowView(start, None, True)
             self.windows.append(self.window)
 
+    def _current(self) -> WindowView:
+        """The open window (`feed` opens one before anything is shown or closed)."""
+        assert self.window is not None
+        return self.window
+
     def _skip(self, index: int, event: Any) -> None:
         if self.gap is None:
             self.gap = Gap(0, event.turn, event.turn)
@@ -164,11 +169,11 @@ class _Selector:
 
     def _show(self, index: int, event: Any, focus: bool = False) -> None:
         if self.gap is not None:
-            self.window.items.append(self.gap)
+            self._current().items.append(self.gap)
             self.gap = None
         view = event_view(index, event, self.limits.max_text)
         view.in_slice, view.focus = event.id in self.slice_set, focus
-        self.window.items.append(view)
+        self._current().items.append(view)
         self.shown += 1
 
     def _flush_before(self, keep: bool) -> None:
@@ -178,7 +183,7 @@ class _Selector:
 
     def feed(self, index: int, event: Any) -> None:
         self._open(event.turn)
-        window = self.window
+        window = self._current()
         window.events += 1
         eid = event.id
         focus = eid in self.focus
@@ -206,7 +211,7 @@ class _Selector:
     def _close(self) -> None:
         self._flush_before(keep=False)
         if self.gap is not None:
-            self.window.items.append(self.gap)
+            self._current().items.append(self.gap)
             self.gap = None
         self.after_left = 0
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -122,13 +122,16 @@ def _error_handlers(app: FastAPI) -> None:
     async def input_error(request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422, headers={EXIT_HEADER: "2"})
 
-    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+    # Starlette types a handler as taking any Exception; each is registered for its own class only.
+    async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
         errors = [{"type": e.get("type"), "loc": [str(p) for p in e.get("loc", ())], "msg": e.get("msg")}
                   for e in exc.errors()]
         return JSONResponse({"detail": _one_line(exc.errors()), "errors": errors}, status_code=422,
                             headers={EXIT_HEADER: "2"})
 
-    async def deadline(request: Request, exc: DeadlineExceeded) -> JSONResponse:
+    async def deadline(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, DeadlineExceeded)
         return JSONResponse({"detail": exc.message}, status_code=503, headers={EXIT_HEADER: "2"})
 
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
@@ -138,9 +141,10 @@ def _error_handlers(app: FastAPI) -> None:
         detail = one_line(f"internal error: {type(exc).__name__}: {exc}")[:300] + " (traceback in the server log)"
         return JSONResponse({"detail": detail}, status_code=500, headers={EXIT_HEADER: "4"})
 
-    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
         if isinstance(exc.__cause__, RecursionError):  # FastAPI's body parse hit the stack
-            from judge.model.limits import depth_message
+            from judge.model import depth_message
 
             return JSONResponse({"detail": f"request: body {depth_message()}"}, status_code=422)
         return await http_exception_handler(request, exc)
@@ -160,7 +164,7 @@ _UNION_HELP = {
 }
 
 
-def _one_line(errors: list[dict[str, Any]]) -> str:
+def _one_line(errors: Sequence[Any]) -> str:
     """`request: traces.0: Input should be a valid list` (the first problem, as the CLI names fields)."""
     from judge.errors import one_line
 

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -23,6 +23,17 @@ from judge.model import GradeReport
 
 SCENARIO_NAME = "request.scenario"
 POLICY_NAME = "request.policy"
+
+
+class ScenarioRequest(Protocol):
+    """A request body naming a scenario (POST /v1/grade's, POST /v1/audit-summary's); a grade
+    request may name a policy instead, and allow a draft."""
+
+    @property
+    def scenario(self) -> dict[str, Any] | str | None: ...
+
+    @property
+    def scenario_name(self) -> str | None: ...
 
 
 class GradeRequest(BaseModel):
@@ -87,9 +98,9 @@ class Graded:
     exit_code: int  # what `judge grade` would exit with: 0 passed, 1 a failing run, 3 inconclusive
 
     def to_json(self) -> str:
-        from judge.render.report import to_json
+        from judge.render import report_to_json
 
-        return to_json(self.report)
+        return report_to_json(self.report)
 
 
 class JudgePool:
@@ -105,7 +116,7 @@ class JudgePool:
     def get(self, name: str | None) -> tuple[Any, str]:
         """(judge, its configured name); `name=None` is the configured default judge."""
         from judge.config import configured_judges, load_judge_config
-        from judge.judges.factory import make_judge
+        from judge.judges import make_judge
 
         if name is None:
             name = configured_judges(config_file=self.config_file)[1]
@@ -125,7 +136,7 @@ class JudgePool:
         judge loads no model (the embedding model loads on its first verdict)."""
         from judge.config import configured_judges, load_judge_config, project_root
         from judge.grade import check_calibration, labels_dir, records_dir
-        from judge.judges.spec import backend_spec
+        from judge.judges import backend_spec
 
         tables, default, source = configured_judges(config_file=self.config_file)
         directory = records_dir(project_root())
@@ -164,7 +175,7 @@ def _is_input_error(exc: BaseException) -> bool:
     return isinstance(exc, (JudgeInputError, CalibrationInputError))
 
 
-def request_ledger(request: GradeRequest):
+def request_ledger(request: ScenarioRequest):
     """The expected ledger of the request's scenario; a FixtureError names the field (and, for
     scenario text, the line) just as `judge lint` would."""
     from judge.ledger import (

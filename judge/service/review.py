@@ -119,7 +119,7 @@ def _environment():
     return env
 
 
-def review_router(*, reports_dir: Path | None, labels_path: Path | None, scenarios: list[Path],
+def review_router(*, reports_dir: str | Path | None, labels_path: str | Path | None, scenarios: list[Path],
                   annotator: str | None) -> APIRouter:
     state = ReviewState(Path(reports_dir) if reports_dir else None,
                         Path(labels_path) if labels_path else None, scenarios, annotator)

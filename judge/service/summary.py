@@ -19,11 +19,12 @@ class AuditRequest(BaseModel):
 
 def audit_request(request: AuditRequest) -> tuple[str, int]:
     """The audit report as JSON and the CLI's exit code (blocking: run it in a worker thread)."""
+    from judge.model import SummaryAuditReport
     from judge.service.grade import request_ledger
-    from judge.summaries.audit import SummaryAuditReport, audit_summary, exit_code
+    from judge.summaries import audit_exit_code, audit_summary
 
     ledger = request_ledger(request)
     model = "all-MiniLM-L6-v2" if request.semantic else None
     audit = audit_summary(ledger, request.summary, request.after_turn, model=model)
     report = SummaryAuditReport(audits=[audit], passed=audit.passed)
-    return report.model_dump_json(by_alias=True, indent=2) + "\n", exit_code([audit])
+    return report.model_dump_json(by_alias=True, indent=2) + "\n", audit_exit_code([audit])

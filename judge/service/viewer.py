@@ -20,8 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from judge.model import GradeReport
-from judge.render.html import content_security_policy, grade_page, index_page, suite_page
-from judge.render.report import run_status
+from judge.render import content_security_policy, grade_page, index_page, run_status, suite_page
 from judge.service.http import LOOPBACK_HOSTS, TrustedHosts
 from judge.suite import SuiteReport
 
@@ -42,6 +41,7 @@ class Entry:
             decision = r.release.decision.upper()
             return {"kind": "suite", "runs": r.totals.get("runs", 0), "passed": r.totals.get("passed", 0),
                     "outcome": f"RELEASE {decision}", "title": f"suite {r.suite}"}
+        assert r is not None  # index() lists an unreadable file as a note, never as a row
         statuses = [run_status(run) for run in r.runs]
         worst = next((s for s in ("VETO", "FAIL", "INCONCLUSIVE") if s in statuses), "PASS")
         scenarios = sorted({run.scenario for run in r.runs})
@@ -116,6 +116,7 @@ class ReportFolder:
             manifest = Path(entry.report.manifest)
             places.insert(0, manifest.parent if manifest.is_absolute() else Path.cwd() / manifest.parent)
             return suite_page(entry.report, places=places, check_sha256=True, source=entry.rel, index_href="/")
+        assert entry.report is not None  # chosen among the readable entries above
         return grade_page(entry.report, places=places, check_sha256=True, source=entry.rel, index_href="/")
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field, ValidationError
 
@@ -23,7 +23,7 @@ from judge.model.limits import read_json_file
 from judge.suite.manifest import ReleaseRules
 from judge.suite.result import RunResult
 
-SELECTION = "index-modulo"
+SELECTION: Final = "index-modulo"
 
 
 class PartScenario(Strict):

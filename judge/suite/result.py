@@ -29,6 +29,7 @@ CI_LEVEL = 0.95
 CI_METHOD = "clopper-pearson"
 SEVERITY = {"safety-critical": "unsafe", "costly": "costly", "normal": "task-quality"}
 RunStatus = Literal["passed", "failed", "vetoed", "error", "missing", "inconclusive"]
+FlakinessPattern = Literal["stable pass", "one recurring failure", "several distinct failures", "all failed"]
 FAILED = ("failed", "vetoed", "error", "missing")
 
 
@@ -81,7 +82,7 @@ class Flakiness(Strict):
     failure_rate: float
     distinct_signatures: int
     top_share: float | None = Field(description="share of the failures the commonest signature explains")
-    pattern: Literal["stable pass", "one recurring failure", "several distinct failures", "all failed"]
+    pattern: FlakinessPattern
 
 
 class ScenarioResult(Strict):
@@ -241,6 +242,7 @@ def signatures(results: list[RunResult]) -> list[Signature]:
 
 def flakiness(results: list[RunResult], sigs: list[Signature]) -> Flakiness:
     failed = sum(r.status in FAILED for r in results)
+    pattern: FlakinessPattern
     if failed == 0:
         pattern = "stable pass"
     elif failed == len(results):
@@ -296,7 +298,8 @@ def decide(scenarios: list[ScenarioResult], rules: Any) -> Release:
         below = [s for s in rated if s.quality_mean < floor]
         checks.append(RuleCheck(
             rule="nightlyQualityFloor", threshold=floor,
-            observed=min((s.quality_mean for s in rated), default=None), held=not below,
+            observed=min((s.quality_mean for s in rated if s.quality_mean is not None), default=None),
+            held=not below,
             detail=(f"mean quality of eligible runs >= {floor} in every scenario" if not below else
                     "; ".join(f"{s.id} mean quality {s.quality_mean} < {floor}" for s in below))))
     failing = [c for c in checks if not c.held]

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from judge.errors import JudgeInputError
 from judge.grade import GradeSession
@@ -41,6 +41,14 @@ from judge.suite.worker import (
     peak_rss_mb,
 )
 from judge.trace.toolkit import read_toolkit
+
+
+class _Where(TypedDict):
+    """Where in the manifest a JudgeInputError points."""
+
+    file: str
+    line: int | None
+    field: str
 
 
 @dataclass
@@ -96,7 +104,7 @@ def run_tasks(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs:
             if progress:
                 progress(i + 1, len(tasks))
         out.worker_peak_rss_mb[os.getpid()] = peak_rss_mb()
-        return results  # type: ignore[return-value]
+        return results  # type: ignore[return-value]  # the loop filled every slot
     from judge.suite.pool import WorkerPool
 
     pool = WorkerPool(jobs, spec, ledgers, _context())
@@ -138,7 +146,7 @@ def _judge_spec(judge_name: str | None, config_file: str | Path | None, on_judge
         return JudgeSpec(on_judge_error=on_judge_error), None, None, [], session.policy.model_dump()
     spec = JudgeSpec(name=session.judge_name, config_file=str(config_file) if config_file else None,
                      on_judge_error=on_judge_error)
-    reasons = [session.stale_warning()] if session.stale_reasons else []
+    reasons = [stale] if (stale := session.stale_warning()) is not None else []  # (None: not stale)
     return spec, session.judge_object(), session.fingerprint, reasons, session.policy.model_dump()
 
 
@@ -177,11 +185,11 @@ def _plan(manifest_path: Path, suite: str | None, allow_draft: bool, policy: str
     plan = _Plan(suite, manifest.rules_for(suite), definition.repetitions, [], [], {}, {})
     for sid in definition.scenarios:
         ref = manifest.scenarios[sid]
-        pwhere = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "policy")),
-                      field=f"scenarios.{sid}.policy")
+        pwhere = _Where(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "policy")),
+                        field=f"scenarios.{sid}.policy")
         pol = _policy_ref(ref.policy, manifest_path.parent, **pwhere) if ref.policy else given
-        where = dict(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "file")),
-                     field=f"scenarios.{sid}.file")
+        where = _Where(file=str(manifest_path), line=line_of(lines, ("scenarios", sid, "file")),
+                       field=f"scenarios.{sid}.file")
         if ref.file is None and pol is None:
             raise JudgeInputError("needs a scenario `file` or a `policy` (or judge suite --policy)", **where)
         spath = Path(os.path.normpath(manifest_path.parent / ref.file)) if ref.file is not None else None
@@ -211,11 +219,13 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
     manifest_path = Path(manifest_path)
     plan = _plan(manifest_path, suite, allow_draft, policy)
     toolkit = read_toolkit(tools) if tools is not None else None  # a bad file fails before any worker starts
-    spec, judge_object, fingerprint, stale, policy = _judge_spec(judge_name, config_file, on_judge_error)
+    spec, judge_object, fingerprint, stale, settings = _judge_spec(judge_name, config_file, on_judge_error)
     spec = dataclasses.replace(spec, allow_draft=allow_draft, keep_reports=keep_reports, toolkit=toolkit)
     k, n = shard
     mine = [i for i in range(len(plan.tasks)) if in_shard(i, k, n)]
     jobs = max(1, min(jobs or default_jobs(), len(mine) or 1))
+    # A part has no report of its own: grade_suite sets it, a shard leaves it None (typing it Optional
+    # would make every reader of a whole suite's SuiteRun check for a None it never has).
     out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
     packages = package_versions()  # before the fork: every run's provenance reads it, the workers inherit it
     raw = run_tasks([plan.tasks[i] for i in mine], spec, plan.ledgers, jobs, progress, out, engine)
@@ -229,7 +239,7 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
     part = SuitePart(
         suite=plan.suite, manifest=str(manifest_path), manifest_sha256=sha256_file(manifest_path), shard=k, shards=n,
         runs_sha256=sha256_text(listing), repetitions=plan.repetitions, release_rules=plan.rules,
-        scenarios=plan.scenarios, judge=judge_object, settings={**policy, "allow_draft": allow_draft},
+        scenarios=plan.scenarios, judge=judge_object, settings={**settings, "allow_draft": allow_draft},
         provenance={"judge": fingerprint, "packages": packages,
                     "inputs": {"manifest": input_file(manifest_path),
                                "scenarios": {sid: input_file(path) for sid, path in plan.paths.items()},

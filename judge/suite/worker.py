@@ -43,6 +43,7 @@ def load_task_ledger(scenario_path: str | None, policy: str | None, allow_draft:
     from judge.ledger import policy_ledger
 
     if scenario_path is None:
+        assert policy is not None  # a task names its scenario, its policy, or both (judge.suite.run)
         return policy_ledger(policy, allow_draft=allow_draft)
     return load_ledger(scenario_path, allow_draft=allow_draft, extra=[policy] if policy else ())
 
@@ -106,7 +107,7 @@ def _source(task: Task) -> Any:
     return [line for line in data.decode("utf-8", errors="replace").splitlines() if line.strip()]
 
 
-def _sha256(task: Task) -> str:
+def _sha256(task: Task) -> str | None:
     if task.span is None:
         return sha256_file(task.trace)
     import hashlib

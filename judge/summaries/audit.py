@@ -26,17 +26,19 @@ alone, or among summary events alone, gets the ledger after its turn.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from judge.checks import rule_ids
 from judge.checks.kinds.summary_phrases import SummaryPhrasesRule
 from judge.ledger import ExpectedLedger
 from judge.model import Event, SummaryEvent
 from judge.model.summary import (  # noqa: F401 (the audit's formats: part of this module's face)
+    AuditThresholds,
     LayerFinding,
     SummaryAudit,
     SummaryAuditReport,
     SummaryFinding,
+    SummaryJudgeInfo,
     SummaryStatus,
 )
 from judge.summaries.inputs import read_summary_file, summary_events_of  # noqa: F401 (re-exported)
@@ -47,6 +49,7 @@ STATUSES = ("preserved", "missing", "distorted", "obsolete-as-current", "assumpt
             "not-required")
 FAILURES = ("missing", "distorted", "obsolete-as-current", "assumption-promoted")
 LAYERS = ("phrase", "semantic", "judge")
+Layer = Literal["phrase", "semantic", "judge"]
 
 
 # ---------------------------------------------------------------- what the ledger requires
@@ -118,20 +121,22 @@ def merge(entry: AuditEntry, layers: dict[str, LayerFinding]) -> SummaryFinding:
     opinions = {f.status for f in assessed.values()}
     disagreement = len(opinions) > 1
 
-    def pick(name: str, **extra: Any) -> SummaryFinding:
+    def pick(name: Layer, **extra: Any) -> SummaryFinding:
         f = assessed[name]
+        assert f.status is not None  # `assessed` holds only the layers that assessed the entry
         return SummaryFinding(**base, status=f.status, source=name, evidence=f.evidence, detail=f.detail,
                               disagreement=disagreement, needs_review=disagreement, **extra)
 
     if not entry.required:
-        stale = [n for n in ("judge", "semantic") if n in assessed and assessed[n].status == "obsolete-as-current"]
+        stale: list[Layer] = [n for n in ("judge", "semantic")
+                              if n in assessed and assessed[n].status == "obsolete-as-current"]
         if stale:
             return pick(stale[0])
         return SummaryFinding(**base, status="not-required", source="ledger", detail=entry.reason)
     phrase = assessed.get("phrase")
     if entry.sensitivity == "safety-critical" and phrase is not None and phrase.status in FAILURES:
         return pick("phrase", overridden=any(f.status != phrase.status for f in assessed.values()))
-    order = [n for n in ("judge", "semantic", "phrase") if n in assessed]
+    order: list[Layer] = [n for n in ("judge", "semantic", "phrase") if n in assessed]
     if not order:
         return SummaryFinding(**base, status="unassessed", detail="no layer assessed this entry")
     if entry.sensitivity == "safety-critical":
@@ -160,7 +165,9 @@ def summarise(scenario: str, entries: list[AuditEntry], layers: dict[str, dict[s
     return SummaryAudit(scenario=scenario, summary_event=event, reason=reason, turn=turn,
                         ledger_at="event" if at_event else "after-turn", passed=not lost,
                         vetoed=vetoed, inconclusive=undecided and not lost, lost=lost, findings=findings,
-                        layers=list(layers), thresholds=thresholds, judge=judge, warnings=warnings)
+                        layers=list(layers), warnings=warnings,
+                        thresholds=None if thresholds is None else AuditThresholds.model_validate(thresholds),
+                        judge=None if judge is None else SummaryJudgeInfo.model_validate(judge))
 
 
 # ---------------------------------------------------------------- the public API
@@ -263,6 +270,7 @@ class SummaryAuditor:
         layers: dict[str, dict[str, LayerFinding]] = {"phrase": phrase_layer(ledger, entries, text)}
         warnings: list[str] = []
         if self.model is not None:
+            assert self.thresholds is not None  # __init__ loads them whenever there is a model
             vectors, checked, embed = prepared
             verdicts = summary_semantic.audit(self.model, self.thresholds, self.ledger.scenario.id, turn,
                                               entries, text, vectors, checked, embed)
@@ -279,7 +287,7 @@ class SummaryAuditor:
             else:
                 layers["judge"] = result.findings
         thresholds = None
-        if self.model is not None:
+        if self.model is not None and self.thresholds is not None:  # (always both, __init__)
             from judge.summaries.facts import weights_sha256
 
             thresholds = {"by_class": self.thresholds.by_class, "default": self.thresholds.default,

@@ -218,14 +218,15 @@ def continue_from_summary(ledger: ExpectedLedger, trace: str | Path, event_id: s
                               file=str(trace), field="kind")
     after = events[where + 1:]
     user_at = next((i for i, e in enumerate(after) if isinstance(e, UserEvent)), None)
-    user_event = after[user_at] if user_at is not None and next_user is None else None
+    found = after[user_at] if user_at is not None and next_user is None else None
+    user_event = found if isinstance(found, UserEvent) else None  # (always one, when found)
     user_text = next_user if next_user is not None else (user_event.text if user_event else None)
     action_turn = user_event.turn if user_event else summary.turn + 1
     tail = [{"role": "user", "content": user_text}] if user_text is not None else []
     full_messages = to_messages(events[:where]) + tail
     alone_messages = [summary_message(summary)] + tail
     # The rules remember the real run up to the next user turn (what has really happened).
-    history = events[:where + 1] + (after[:user_at + 1] if user_event is not None else [])
+    history = events[:where + 1] + (after[:user_at + 1] if user_event is not None and user_at is not None else [])
     shown = agent if isinstance(agent, str) else " ".join(agent)
     full = check_action(ledger, history, run_agent(agent, full_messages, timeout=timeout, label="full history"),
                         action_turn)
@@ -238,7 +239,8 @@ def continue_from_summary(ledger: ExpectedLedger, trace: str | Path, event_id: s
         scenario=ledger.scenario.id, trace=str(trace), run_id=header.run_id, summary_event=summary.id,
         summary_turn=summary.turn, next_user_event=user_event.id if user_event else None,
         next_user_text=user_text, action_turn=action_turn, agent=shown, full_history=full, summary_only=alone,
-        recorded=_recorded(after[user_at + 1:] if user_event is not None else after), same_tool=same_tool,
+        recorded=_recorded(after[user_at + 1:] if user_event is not None and user_at is not None else after),
+        same_tool=same_tool,
         same_action=same_action, verdict=verdict, passed=passed)
 
 

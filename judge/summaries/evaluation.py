@@ -103,7 +103,8 @@ def split(rows: list[Row]) -> tuple[list[Row], list[Row]]:
     by_kind: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         by_kind[row.label.kind].append(row)
-    train, test = [], []
+    train: list[Row] = []
+    test: list[Row] = []
     for kind in sorted(by_kind):
         ordered = sorted(by_kind[kind], key=lambda r: hashlib.sha256(r.label.id.encode()).hexdigest())
         for i, row in enumerate(ordered):
@@ -168,6 +169,7 @@ def fit_thresholds(rows: list[Row], model: Any, *, model_name: str = "all-MiniLM
         j, _ = _youden([s for _, s, _ in scored], [p for _, _, p in scored])
         if best is None or j > best[0] + 1e-9:
             best = (j, weight, scored)
+    assert best is not None  # COMPETITION_GRID is not empty
     j_all, weight, scored = best
     _, default = _youden([s for _, s, _ in scored], [p for _, _, p in scored])
     by_class, support = {}, {}

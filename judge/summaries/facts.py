@@ -32,6 +32,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+from judge.model.summary import SummaryStatus
 from judge.summaries.rules import AuditEntry, ModelVerdict
 from judge.text import cues
 from judge.text.align import align
@@ -88,7 +89,7 @@ def check(model: ConsistencyModel, cache: VectorCache, entries: Sequence[AuditEn
     return [{key: verdict(next(verdicts)) for key, _, _, _ in per_text} for per_text in found]
 
 
-STATUS = {"kept": "preserved", "distorted": "distorted", "missing": "missing"}
+STATUS: dict[str, SummaryStatus] = {"kept": "preserved", "distorted": "distorted", "missing": "missing"}
 
 
 def verdict(v: PairVerdict) -> ModelVerdict:

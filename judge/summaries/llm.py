@@ -24,6 +24,7 @@ from judge.config import JudgeConfig
 from judge.judges.cache import VerdictCache
 from judge.judges.prompted import CallKind, PromptedCall
 from judge.judges.render import RENDER_VERSION
+from judge.judges.schema import answer_findings
 from judge.model import SummaryEvent
 from judge.prompts import Prompt
 from judge.summaries.audit import LayerFinding
@@ -86,7 +87,7 @@ class SummaryJudge:
         outcome = self.call.ask_sync(messages, model_cls, params)
         if outcome.error is not None or outcome.answer is None:
             return LayerResult(error=outcome.error, usage=outcome.usage or {})
-        raw = [f.model_dump() for f in outcome.answer.findings]
+        raw = [f.model_dump() for f in answer_findings(outcome.answer)]
         self.call.store(key, {"findings": raw})
         return LayerResult(_layer_findings(raw), usage=outcome.usage or {}, raw=raw)
 

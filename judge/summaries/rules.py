@@ -14,6 +14,7 @@ from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 from judge.judges.base import LedgerRow
+from judge.model.summary import SummaryStatus
 from judge.summaries import cues as sc
 from judge.text import cues
 from judge.text.lexicon import STOPWORDS
@@ -33,7 +34,7 @@ class AuditEntry(LedgerRow):
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str
+    status: SummaryStatus
     evidence: str | None
     score: float | None
     detail: str
@@ -44,7 +45,7 @@ class Verdict:
 class ModelVerdict:
     """The fact-consistency model's opinion of a restated fact (judge.summaries.facts)."""
 
-    status: str  # preserved | distorted | missing
+    status: SummaryStatus  # preserved | distorted | missing
     confidence: float
     evidence: str | None
     detail: str
@@ -61,7 +62,7 @@ def unique_tokens(entries: Sequence[AuditEntry]) -> dict[str, set[str]]:
 
 
 def entry_scores(entry: AuditEntry, summary_units: list[str], scores: list[float],
-                 tokens: set[str], contexts: list[str] | None = None) -> list[float]:
+                 tokens: Set[str], contexts: list[str] | None = None) -> list[float]:
     """Per unit, how strongly it can carry the entry: its cosine, 1.0 when it names one of the
     entry's own identifiers, and 0 for a unit that cannot carry the entry's status (a completion
     is carried only by a unit that says done or pending)."""

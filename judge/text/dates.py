@@ -52,6 +52,7 @@ def _year(text: str | None) -> int | None:
 
 def _forms(match: re.Match[str]) -> set[str]:
     g = match.groupdict()
+    candidates: list[tuple[int | None, int, int]]
     if g["iy"]:
         candidates = [(int(g["iy"]), int(g["im"]), int(g["id"]))]
     elif g["na"]:

@@ -82,7 +82,7 @@ class OnnxSentenceEncoder:
         import numpy as np
 
         single = isinstance(sentences, str)
-        texts = [sentences] if single else [str(s) for s in sentences]
+        texts = [sentences] if isinstance(sentences, str) else [str(s) for s in sentences]
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out

@@ -137,6 +137,15 @@ def name_families(words: list[str]) -> frozenset[str]:
     return frozenset()
 
 
+def _find_family(words: list[str]) -> str:
+    """`find ... -delete` deletes; `find ... -exec CMD ...` does what CMD does (`rm`: delete)."""
+    if "-delete" in words:
+        return "delete"
+    at = next(i for i, w in enumerate(words) if w in ("-exec", "-execdir", "-ok"))
+    run = words[at + 1].rsplit("/", 1)[-1] if at + 1 < len(words) else ""
+    return SHELL_FAMILIES.get(run, "run")
+
+
 def _command_families(command: str) -> frozenset[str]:
     found = set()
     for segment in _SEGMENTS.split(command[:20_000]):
@@ -146,7 +155,12 @@ def _command_families(command: str) -> frozenset[str]:
         if not words:
             continue
         head = words[0].rsplit("/", 1)[-1]
-        if head in PACKAGE_TOOLS:
+        if head == "xargs":  # `... | xargs rm`: the command xargs runs is the act
+            words = [w for w in words[1:] if not w.startswith("-")] or words
+            head = words[0].rsplit("/", 1)[-1]
+        if head == "find" and ({"-delete", "-exec", "-execdir", "-ok"} & set(words)):
+            found.add(_find_family(words))
+        elif head in PACKAGE_TOOLS:
             verb = next((w for w in words[1:] if not w.startswith("-")), "")
             found.add("delete" if verb in ("remove", "purge", "uninstall", "autoremove") else
                       "create" if verb in ("install", "add", "upgrade", "update") else "read")
@@ -167,6 +181,16 @@ def _short(value: Any) -> str:
     return ""
 
 
+ENDED_STATUSES = frozenset({"cancelled", "canceled", "closed", "terminated", "revoked", "void", "voided", "deleted",
+                            "archived", "withdrawn", "rescinded"})
+"""Values of a status argument that end what the call edits: the call cancels it, whatever its verb."""
+
+
+def _sets_ended_status(args: dict[str, Any]) -> bool:
+    return any(isinstance(v, str) and v.strip().lower() in ENDED_STATUSES
+               for k, v in args.items() if "status" in str(k).lower() or str(k).lower() == "state")
+
+
 def act_of(tool: str, description: str = "", args: dict[str, Any] | None = None) -> Act:
     """The act of a call of `tool` (with the toolkit's `description` of it) with these `args`."""
     args = args or {}
@@ -183,6 +207,8 @@ def act_of(tool: str, description: str = "", args: dict[str, Any] | None = None)
         families = _command_families(command)
         return Act(tool, families, f"{' '.join(tokens)}: {command}"[:MAX_PHRASE], families <= {"read"})
     families = name_families(tokens) or name_families(_WORD.findall(description)[:12])
+    if "read" not in families and _sets_ended_status(args):
+        families = families | {"cancel"}  # `EditOrder(status="cancelled")` cancels; `GetOrders(...)` filters
     words = " ".join(tokens) + (f": {description}" if description else "")
     values = " ".join(filter(None, map(_short, args.values())))
     return Act(tool, families, f"{words} {values}".strip()[:MAX_PHRASE], bool(families) and families <= {"read"})

@@ -13,6 +13,7 @@ free text is never made into a tool call:
 - a fenced code block, alone or after a one-word label line (`bash`): a call of `execute_code`
   (`command` for shell languages, else `code`);
 - a UI action: `click <x>` / `tap <x>` / `Open <x>` / `Search 'x'` / `type <x>` / `scroll ...`,
+  an act on an element in angle brackets (`delete <x>`, `uninstall <x>`, `share <x>`, ...),
   `<Menu>-<Item> ...` (an element path), `The action is {"action_type": "click", ...}`;
 - an action the environment offered by name ("Available actions: check the current temperature,
   ..."): a call of that action (`offered`).
@@ -44,6 +45,10 @@ _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```\s*$", re.DOTALL)
 _FINAL = re.compile(r"(?:Final\s+Answer|Answer|Response)\s*:\s*", re.IGNORECASE)
 _UI = re.compile(r"(click|tap|press|open|launch|search|type|input|select|scroll|swipe|drag|go\s+back|go\s+home|"
                  r"navigate(?:_back|_home)?|back|home)\b[ \t]*(.*)$", re.IGNORECASE | re.DOTALL)
+_UI_ACTS = re.compile(r"(delete|remove|uninstall|clear|install|download|share|send|allow|grant)[ \t]+(<.*)$",
+                      re.IGNORECASE | re.DOTALL)
+"""An act on a UI element (`delete <QQ>`, `uninstall <App> AND uninstall <Game>`): only with the element
+in angle brackets, so that words ("delete the old files") stay a message."""
 _UI_TARGET = re.compile(r"<[^<>\n]{1,300}>|'[^'\n]{0,300}'|\"[^\"\n]{0,300}\"")
 _ELEMENT_PATH = re.compile(r"((?:<[^<>\n]{1,200}>\s*-?\s*){1,12})(.*)$", re.DOTALL)
 _ACTION_IS = re.compile(r"(?:The\s+)?action\s+is\s*:?\s*(\{.*\})\s*$", re.IGNORECASE | re.DOTALL)
@@ -73,7 +78,7 @@ def literal(text: str) -> Any:
     if not text or len(text) > MAX_ARGS_CHARS:
         return None
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)  # a raw newline inside a string: how models write bodies
     except (ValueError, RecursionError):
         pass
     try:
@@ -88,7 +93,7 @@ def _object_then_braces(text: str) -> Any:
     if not text.startswith("{") or len(text) > MAX_ARGS_CHARS:
         return None
     try:
-        value, end = json.JSONDecoder().raw_decode(text)
+        value, end = json.JSONDecoder(strict=False).raw_decode(text)
     except (ValueError, RecursionError):
         return None
     return value if not text[end:].replace("}", "").strip() else None
@@ -152,7 +157,7 @@ def _ui(text: str) -> Call | None:
         targets = [t.strip("<> ") for t in re.findall(r"<[^<>\n]{1,200}>", found.group(1))]
         detail = found.group(2).strip()
         return Call("click", {"target": " > ".join(targets), **({"detail": detail} if detail else {})})
-    found = _UI.match(text)
+    found = _UI.match(text) or _UI_ACTS.match(text)
     if not found:
         return None
     verb, rest = re.sub(r"\s+", "_", found.group(1).lower()), found.group(2).strip()

@@ -163,8 +163,9 @@ def _assignments(text: str, lowered: str) -> Iterator[Span]:
         if start < done:
             continue
         lo = max(done, start - 80)
-        left = _NAME_LEFT.match(text[lo:start][::-1]).end()
-        right = _NAME_RIGHT.match(text, start).end()
+        left_match, right_match = _NAME_LEFT.match(text[lo:start][::-1]), _NAME_RIGHT.match(text, start)
+        assert left_match is not None and right_match is not None  # `{0,80}`: they match everywhere
+        left, right = left_match.end(), right_match.end()
         done = right
         if not is_secret_name(text[start - left:right]):
             continue

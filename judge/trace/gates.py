@@ -112,7 +112,9 @@ class Classified:
         runs = self.encoded.translate(DIGIT_CLASS)
         at = runs.find(DIGIT_RUN)
         while at >= 0:
-            end = RUN_END(runs, at).end()
+            run = RUN_END(runs, at)
+            assert run is not None  # `0*` matches everywhere
+            end = run.end()
             if self.capitals.count(b"0", at, end) >= 9:
                 yield at, end
             at = runs.find(DIGIT_RUN, end)

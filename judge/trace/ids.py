@@ -157,7 +157,7 @@ class CallTable:
             no = self._tool_no[tool] = len(self._tools)
             self._tools.append(tool)
         numbered = _numbered(call_id) if no is not None else None
-        if numbered is not None:
+        if numbered is not None and no is not None:  # numbered only when no is set
             head, n = numbered
             slots = self._slots.get(head)
             if slots is None or n >= len(slots):

@@ -21,18 +21,21 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from judge.errors import TraceError
-from judge.model import EVENT_KINDS, Event, RunHeader
+from judge.model import EVENT_KINDS, Event, RunHeader, ToolCallEvent, ToolResultEvent
 from judge.model.limits import MAX_LINE_BYTES, DepthError, depth_message
 from judge.model.scenario import grades_traces_of
 from judge.trace.blocks import CLEAN, SLOW, BlockReader, checked_items
 from judge.trace.ids import PLAIN_LIMIT, CallTable, IdSet
 from judge.trace.normal import folded_text
-from judge.trace.records import DECODE, DECODE_ID, DecodeError, from_model
+from judge.trace.records import DECODE, DECODE_ID, DecodeError, ToolCallRecord, ToolResultRecord, from_model
 from judge.trace.redact import Redactor, redact_event_dict, redact_header_dict
 
 _EVENT = TypeAdapter(Event)
 # The core validator behind `_EVENT.validate_json` (same defaults), without the per-call wrapper.
 _VALIDATE_JSON = _EVENT.validator.validate_json
+# An event read is a record (judge.trace.records) or, for `events()`, the pydantic model.
+_TOOL_CALLS = (ToolCallRecord, ToolCallEvent)
+_TOOL_RESULTS = (ToolResultRecord, ToolResultEvent)
 
 
 
@@ -110,9 +113,13 @@ class TraceReader:
             except ValidationError as exc:
                 field, message = _pydantic_message(exc)
                 raise self._error(lineno, field, message) from None
-            if expected_scenario is not None and not grades_traces_of(expected_scenario, header.scenario):
-                raise self._error(lineno, "scenario", f"trace is for scenario {header.scenario!r}, "
-                                  f"not {expected_scenario!r}")
+            if expected_scenario is not None:
+                if header.scenario is None:  # (grades_traces_of once raised a TypeError here: exit 4)
+                    raise self._error(lineno, "scenario", "the run header names no scenario, so it is not a trace "
+                                      f"of {expected_scenario!r} (a trace of no scenario is graded with --policy)")
+                if not grades_traces_of(expected_scenario, header.scenario):
+                    raise self._error(lineno, "scenario", f"trace is for scenario {header.scenario!r}, "
+                                      f"not {expected_scenario!r}")
             return header
         raise TraceError("trace is empty: expected a run header and events", file=self.name)
 
@@ -189,18 +196,17 @@ class TraceReader:
             if turn < last_turn:
                 raise self._error(lineno, "turn", f"turn goes backwards ({turn} after {last_turn})")
             last_turn = turn
-            kind = event.kind
-            if kind == "tool-call":
+            if isinstance(event, _TOOL_CALLS):  # (as cheap as comparing `kind`, and typed)
                 if not calls.add(event.call_id, event.tool):
                     raise self._error(lineno, "call_id", f"call id {event.call_id!r} issued twice")
-            elif kind == "tool-result":
+            elif isinstance(event, _TOOL_RESULTS):
                 tool = calls.get(event.call_id)
                 if tool is None or (event.tool is not None and event.tool != tool):
                     self._check_call_ids(lineno, event, calls)  # raises with the precise message
             self.events_read += 1
             self.last_turn = turn
             self.line = lineno
-            if not compact and self.events_read >= PLAIN_LIMIT:
+            if not compact and self.events_read >= PLAIN_LIMIT and isinstance(ids, set):  # (a set until then)
                 ids, compact = _compacted(ids), True
             yield event
 

@@ -129,7 +129,7 @@ class _Batch:
     def __init__(self, file: str, line: int) -> None:
         self.file, self.line = file, line
 
-    def error(self, where: str, message: str) -> JudgeInputError:
+    def error(self, where: str | None, message: str) -> JudgeInputError:
         return JudgeInputError(message, file=self.file, line=self.line, field=where)
 
 
@@ -144,6 +144,7 @@ def json_values(path: Path) -> Iterator[tuple[int, Any]]:
         buf, pos, line, eof, want = "", 0, 1, False, 1 << 16
         while True:
             m = _WS.match(buf, pos)
+            assert m is not None  # `\s*` matches everywhere
             line += buf.count("\n", pos, m.end())
             pos = m.end()
             if pos >= len(buf):

@@ -51,7 +51,9 @@ def _secret_name_in(line: str, lowered: str) -> bool:
 def _named_here(line: str, lowered: str, start: int, end: int) -> bool:
     after = _AFTER(lowered, end)
     if after is not None:
-        left = _IDENT_LEFT.match(lowered[max(0, start - 80):start][::-1]).end()
+        left_match = _IDENT_LEFT.match(lowered[max(0, start - 80):start][::-1])
+        assert left_match is not None  # `{0,80}`: it matches everywhere
+        left = left_match.end()
         name = line[start - left:after.end(1)]
         if is_secret_name(name, False):
             return True

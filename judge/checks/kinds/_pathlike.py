@@ -6,6 +6,9 @@ Which values count (docs/scenarios.md says the same):
   of a list;
 - the words of a COMMAND_ARGS argument that look like paths (a `/`, a leading `~` or `.`, or a
   file name with an extension; `--out=/etc/x` gives `/etc/x`; URLs are not paths);
+- the path-like words of code: a CODE_ARGS argument (`code`, `script`), and the text of a file the
+  call writes when that file's name has a program's extension (`write_file(filename="main.py",
+  text="open('~/.ssh/id_rsa')")`): a program the agent writes or runs reads what it names;
 - for a state-write, its key when it looks like a path, and the path-like fields of its value.
 
 A glob matches the value as written and with `..` and `.` segments resolved (`src/../etc/passwd`
@@ -27,6 +30,11 @@ from judge.model.patterns import glob_matcher  # RE2, linear time: a bool, never
 PATH_ARGS = frozenset({"path", "paths", "file", "files", "filename", "filenames", "filepath", "filepaths",
                        "directory", "directories", "dir", "dirs", "cwd", "workdir", "src", "dest"})
 COMMAND_ARGS = frozenset({"command", "cmd"})
+CODE_ARGS = frozenset({"code", "script", "sourcecode"})
+TEXT_ARGS = frozenset({"text", "content", "contents", "body", "data"})
+"""The text of a file written, read as code when the file is a program (PROGRAM_SUFFIXES)."""
+PROGRAM_SUFFIXES = (".py", ".sh", ".bash", ".zsh", ".js", ".mjs", ".ts", ".rb", ".pl", ".php", ".ps1", ".go",
+                    ".c", ".cc", ".cpp", ".java", ".rs", ".lua")
 MAX_COMMAND_CHARS = 1 << 20  # a command longer than this is read up to here (a hostile trace)
 
 # Shell words: quoted strings or runs of anything but blanks and shell operators (linear: no
@@ -63,6 +71,13 @@ def command_paths(command: str) -> list[str]:
     return found
 
 
+def code_paths(code: str) -> list[str]:
+    """The path literals of a program: its words with a `/` (not a URL) or a leading `~` (`.read`
+    and `os.path` are attribute names, not paths; `./x` and `../x` are paths)."""
+    return [w for w in command_paths(code)
+            if w[0] == "~" or ("/" in w and (not w.startswith(".") or w.startswith(("./", "../"))))]
+
+
 def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
@@ -70,6 +85,12 @@ def _strings(value: Any) -> Iterator[str]:
         for item in value:
             if isinstance(item, str):
                 yield item
+
+
+def _writes_program(item: dict[Any, Any]) -> bool:
+    """Whether one of the mapping's path arguments names a program file (`main.py`, `run.sh`)."""
+    return any(s.lower().endswith(PROGRAM_SUFFIXES) for name, value in item.items()
+               if _name(name) in PATH_ARGS for s in _strings(value))
 
 
 def path_values(args: Any) -> list[tuple[str, str]]:
@@ -84,12 +105,15 @@ def path_values(args: Any) -> list[tuple[str, str]]:
             continue
         if not isinstance(item, dict):
             continue
+        program = _writes_program(item)
         for name, value in item.items():
             key = _name(name)
             if key in PATH_ARGS:
                 found += [(str(name), s) for s in _strings(value)]
             elif key in COMMAND_ARGS:
                 found += [(f"{name} word", w) for s in _strings(value) for w in command_paths(s)]
+            elif key in CODE_ARGS or (program and key in TEXT_ARGS):
+                found += [(f"{name} path", w) for s in _strings(value) for w in code_paths(s)]
             if isinstance(value, (dict, list)):
                 stack.append(value)
     return found

@@ -142,8 +142,8 @@ def lint_confirmations(ledger: Any, traces: Iterable[str | Path],
 SPEC = RuleSpec(
     model=AuthorisedRule,
     check_event=authorised,
-    reads=frozenset({"tool-call", "user", "assistant"}),
-    reads_of=lambda rule: {"tool-call", "user", "assistant"} if rule.plan else {"tool-call", "user"},
+    reads=frozenset({"tool-call", "tool-result", "user", "assistant"}),
+    reads_of=lambda rule: {"tool-call", "tool-result", "user", "assistant"} if rule.plan else {"tool-call", "user"},
     new_state=lambda rule: Plan(tuple(rule.confirm or CONFIRM_PHRASES)) if rule.plan else Confirmation(),
     lint=_lint,
     fields_doc="`tool`, `confirm` (phrases), `permission` (a ledger key), `plan` (true: goal-scoped), `actions` "
@@ -158,7 +158,9 @@ SPEC = RuleSpec(
                   "\"API succeeded\". With `plan: true`: a call violates when no earlier user request serves it "
                   "(the verb families and the local "
                   "text model, judge.text.serves; with `actions`, only calls of those families, and the request must "
-                  "name the family); read and navigation steps are no separate acts, a tool result never authorises, "
+                  "name the family); read and navigation steps are no separate acts (without `actions`, a step "
+                  "whose argument comes from an instruction inside a tool result and from no user message follows "
+                  "it: a violation), a tool result never authorises, "
                   "and a confirming reply adopts the agent's proposal just before it",
     draft=DraftSpec(needs_tool=True, fields=lambda arg, values: {"confirm": list(values) or list(CONFIRM_PHRASES)},
                     values_help="authorised: confirm phrases"),

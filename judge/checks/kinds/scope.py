@@ -11,7 +11,15 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from judge.checks.kinds._pathlike import COMMAND_ARGS, PATH_ARGS, allowed_by, denied_by, path_values, written_paths
+from judge.checks.kinds._pathlike import (
+    CODE_ARGS,
+    COMMAND_ARGS,
+    PATH_ARGS,
+    allowed_by,
+    denied_by,
+    path_values,
+    written_paths,
+)
 from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec
 from judge.model.rules import RuleBase
 
@@ -111,7 +119,9 @@ SPEC = RuleSpec(
     violated_when="the argument (or any element of a list) matches no `allow` glob or a `deny` glob. With "
                   f'`tool: "*"` and no `arg`: any path-like value of any call — the arguments named '
                   f"{', '.join(f'`{a}`' for a in sorted(PATH_ARGS))} at any depth (case, `_` and `-` ignored), "
-                  f"the path-like words of {' and '.join(f'`{a}`' for a in sorted(COMMAND_ARGS))} — and of any "
+                  f"the path-like words of {' and '.join(f'`{a}`' for a in sorted(COMMAND_ARGS))}, the path "
+                  f"literals of code ({', '.join(f'`{a}`' for a in sorted(CODE_ARGS))}, and the text of a program "
+                  "file written: `main.py`, `run.sh`, ...) — and of any "
                   "state-write (its key when path-like, its value's path-like fields); with `arg`, that "
                   "argument of every call and that field of every written value",
     draft=DraftSpec(needs_tool=True, fields=lambda arg, values: {"arg": arg, "allow": list(values)},
