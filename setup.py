@@ -3,8 +3,10 @@
 The repository's top-level data folders are the source of truth; a wheel carries copies of them inside
 the package, so that they are there after a plain `pip install`:
   prompts/  ->  judge/_builtin_prompts/
-An editable install needs no copy: `judge.prompts.builtin_dir()` falls back to the repository's
-prompts/ when the packaged copy is absent. MANIFEST.in grafts the folders into the sdist.
+  params/   ->  judge/_builtin_params/   (the local judge's decision thresholds)
+An editable install needs no copy: `judge.prompts.builtin_dir()` and
+`judge.judges.local.params.builtin_dir()` fall back to the repository's folders when the packaged
+copies are absent. MANIFEST.in grafts the folders into the sdist.
 """
 
 import shutil
@@ -13,7 +15,7 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-DATA_DIRS = {"prompts": Path("judge") / "_builtin_prompts"}
+DATA_DIRS = {"prompts": Path("judge") / "_builtin_prompts", "params": Path("judge") / "_builtin_params"}
 
 
 class BuildPyWithData(build_py):

@@ -1,7 +1,7 @@
 """`judge align` through the scripted LLM server: few-shot examples from the dev split's
 disagreements, each cited by case id, written as a new locked prompt version beside the old (never
-an edit of a locked one), and the new version scoring no worse than the old on the test split;
-`--judge local` answers one line, exit 2; the split falls back to a seeded scenario hash."""
+an edit of a locked one), and the new version scoring no worse than the old on the test split; the
+split falls back to a seeded scenario hash (`--judge local`: tests/test_align_local.py)."""
 
 from __future__ import annotations
 
@@ -73,12 +73,6 @@ def test_align_again_writes_the_next_version_and_never_overwrites(project, llm_s
     assert "no disagreement on the dev split" in again.output  # v3 already learnt the deploys
     assert (project / "prompts" / "goal-fidelity" / "v3.md").read_bytes() == first
     assert not (project / "prompts" / "goal-fidelity" / "v4.md").exists()
-
-
-def test_align_local_is_not_available_yet(project):
-    result = runner.invoke(app, ["align", "--judge", "local"])
-    assert result.exit_code == 2
-    assert "not available yet" in result.output and len(result.output.strip().splitlines()) == 1
 
 
 def test_without_a_split_field_cases_split_by_scenario_hash(tmp_path):

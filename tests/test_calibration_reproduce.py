@@ -46,3 +46,13 @@ def test_a_change_to_the_local_judges_code_makes_its_record_stale(monkeypatch):
     monkeypatch.setattr(local_judge, "code_sha256", lambda: "0" * 64)
     check = runner.invoke(app, ["calibrate", "--check", "--judge", "local"])
     assert check.exit_code == 1 and "code changed (code_sha256:" in check.output
+
+
+def test_another_thresholds_version_makes_its_record_stale(tmp_path, monkeypatch):
+    """The shipped record is local@2's: the same judge on local@1 has no current record."""
+    monkeypatch.chdir(REPO)
+    config = tmp_path / "judge.toml"
+    config.write_text('[tool.judge]\ndefault = "local"\n[tool.judge.judges.local]\nbackend = "embedding"\n'
+                      'model = "all-MiniLM-L6-v2"\nparams = "local@1"\n')
+    check = runner.invoke(app, ["calibrate", "--check", "--judge", "local", "--config", str(config)])
+    assert check.exit_code == 1 and "is stale" in check.output and "params" in check.output, check.output

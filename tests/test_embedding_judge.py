@@ -140,6 +140,9 @@ def test_fingerprint_names_model_weights_and_rule():
     fingerprint = EmbeddingJudge(SimpleNamespace(model="all-MiniLM-L6-v2")).fingerprint()
     code = fingerprint.pop("code_sha256")
     fact_model = fingerprint.pop("consistency_model_sha256")
+    params = fingerprint.pop("params")
+    shipped_params = Path(local_judge.__file__).resolve().parents[3] / "params" / "local" / "v2.json"
+    assert params == {"id": "local", "version": 2, "sha256": hashlib.sha256(shipped_params.read_bytes()).hexdigest()}
     assert fingerprint == {"backend": "embedding", "model": "all-MiniLM-L6-v2",
                            "weights_sha256": minilm.WEIGHTS_SHA256, "rule_version": "local-2",
                            "prompt": None}

@@ -215,12 +215,15 @@ def _render_held_out(console: Console, r: Any) -> None:
         console.print(f"The first table is the test split's ({held.test_cases} cases; dev "
                       f"{held.dev_cases}), certified on test only; the test half was {reads} (when: the "
                       "record's held_out.test_first_read_at).")
-        unstated = " (if the judge's own parts were not fitted on test cases: unstated)" \
-            if held.judge_fitted_on is None else ""
+        unstated = {None: " (if the judge's own parts were not fitted on test cases: unstated)",
+                    "dev": " (from what was fitted on dev: the calibrator's band and the judge's fitted parts"
+                           + (", as the note below says)" if held.judge_note else ")")}.get(held.judge_fitted_on, "")
         console.print(f"Held out{unstated}: {escape(', '.join(held.held_out) or 'nothing')}.")
     if held.judge_fitted_on == "all":
         note = held.judge_note or "its parts were fitted on all cases"
         console.print(f"In-sample for the judge itself: {escape(note)}.")
+    elif held.judge_fitted_on == "dev" and held.judge_note:
+        console.print(f"What the judge was fitted on: {escape(held.judge_note)}.")
 
 
 @user_errors

@@ -3,8 +3,9 @@ change them (the bias gate), and a better prompt version from its disagreements 
 
 `judge bias` exits 0 when the bias gate passes, 1 when a perturbation's flip rate exceeds
 `--max-flip`; with `--record` it adds the gate to the judge's calibration record, whose `certified`
-then requires both gates. `judge align` exits 0 when the new version scores no worse than the old on
-the test split (or when there was nothing to learn), 1 when it scores worse.
+then requires both gates. `judge align` (a new prompt version for an llm judge, new decision
+thresholds for the local judge) exits 0 when the new version scores no worse than the old on the
+test split (or when there was nothing to learn), 1 when it scores worse.
 """
 
 from __future__ import annotations
@@ -94,23 +95,32 @@ def align_command(
     judge: JudgeOption = None, labels: LabelsOption = None, config: ConfigOption = None,
     scenarios: ScenariosOption = [],  # noqa: B006 (typer's default; never mutated)
     max_examples: Annotated[int, typer.Option(
-        "--max-examples", help="Most few-shot examples the new version holds.")] = 6,
+        "--max-examples", help="Most few-shot examples the new version holds (llm judges).")] = 6,
     seed: SeedOption = 0, json_path: JsonOption = None,
 ) -> None:
-    """Propose a new locked prompt version of an llm judge: its prompt plus few-shot examples chosen
-    from its disagreements with the dev split of the labels (each cited by case id), written beside
-    the old version, and both measured on the held-out test split. Never edits a locked version or
-    the judge's configuration. Exit 0: the new version scores no worse on test; 1: worse; 2: bad input."""
+    """Improve a judge from the dev split of the labels and measure old and new on the held-out test split.
+
+    An llm judge: a new locked prompt version, its prompt plus few-shot examples chosen from its dev
+    disagreements (each cited by case id). The local judge (backend embedding): its decision
+    thresholds refitted on the dev cases by a coordinate-wise grid search maximising Cohen's kappa,
+    written as a new locked parameters version (params/local/vN.json). Either is written beside the
+    old version; a locked version and the judge's configuration are never edited. Exit 0: the new
+    version scores no worse on test (or there was nothing to learn); 1: worse; 2: bad input."""
     from judge.cli.progress import Activity
     from judge.config import load_judge_config
     from judge.grade import align_judge, align_local_judge
     from judge.judges import backend_spec, require_prompted
-    from judge.render import render_align
+    from judge.render import render_align, render_align_local
 
     labels = _labels(labels)
     cfg = load_judge_config(judge, config_file=config)
     if cfg.backend == "embedding":
-        align_local_judge(cfg, labels, scenarios=scenarios, seed=seed)
+        with Activity(True):
+            local = align_local_judge(cfg, labels, scenarios=scenarios, seed=seed)
+        render_align_local(local, _console())
+        if json_path is not None:
+            write_output(json_path, _align_local_json(local) + "\n", [labels])
+        raise typer.Exit(0 if local.no_worse else 1)
     if not backend_spec(cfg.backend).prompted:
         require_prompted(cfg, "judge align")
     with Activity(True):
@@ -119,6 +129,12 @@ def align_command(
     if json_path is not None:
         write_output(json_path, _align_json(result) + "\n", [labels])
     raise typer.Exit(0 if result.no_worse else 1)
+
+
+def _test_rates(result) -> dict:
+    return {ref: {"tpr": tpr.model_dump(mode="json") if tpr is not None else None,
+                  "tnr": tnr.model_dump(mode="json") if tnr is not None else None}
+            for ref, (tpr, tnr) in result.rates.items()}
 
 
 def _align_json(result) -> str:
@@ -131,8 +147,23 @@ def _align_json(result) -> str:
         "dev_cases": result.dev_cases, "test_cases": result.test_cases, "disagreements": result.disagreements,
         "examples": [{"case": e.case.case, "kind": e.kind, "label": e.case.label, "verdict": e.verdict}
                      for e in result.examples],
-        "test": c.model_dump(mode="json") if c is not None else None, "no_worse": result.no_worse,
-        "leaking": result.leaking}, indent=2)
+        "test": c.model_dump(mode="json") if c is not None else None, "test_rates": _test_rates(result),
+        "no_worse": result.no_worse, "leaking": result.leaking}, indent=2)
+
+
+def _align_local_json(result) -> str:
+    import json
+
+    c = result.comparison
+    return json.dumps({
+        "judge": result.judge, "old": result.old_ref, "new": result.new_ref,
+        "path": str(result.path) if result.path else None, "split": result.split_source,
+        "dev_cases": result.dev_cases, "test_cases": result.test_cases, "disagreements": result.disagreements,
+        "thresholds": {"old": result.old, "new": result.new, "undetermined": result.undetermined,
+                       "best_range": result.best_range, "points": result.points},
+        "dev": {k: v.model_dump(mode="json") for k, v in result.dev.items()},
+        "test": c.model_dump(mode="json") if c is not None else None, "test_rates": _test_rates(result),
+        "no_worse": result.no_worse, "leaking": result.leaking}, indent=2)
 
 
 def register(app: typer.Typer) -> None:

@@ -34,7 +34,14 @@ from judge.model.events import (
     ToolResultEvent,
     UserEvent,
 )
-from judge.model.fingerprint import JudgeFingerprint, PromptFingerprint, ReportJudge, Sampling, as_fingerprint
+from judge.model.fingerprint import (
+    JudgeFingerprint,
+    ParamsFingerprint,
+    PromptFingerprint,
+    ReportJudge,
+    Sampling,
+    as_fingerprint,
+)
 from judge.model.limits import depth_message as depth_message
 from judge.model.limits import read_json_file as read_json_file
 from judge.model.limits import same_file as same_file
@@ -69,7 +76,8 @@ __all__ = [
     "Cost", "Delta", "DeltaOp", "Divergence", "EVENT_KINDS", "EntryClass", "Event", "EventMeta", "Finding",
     "FindingVerdict", "FixturesFile", "ForbiddenPath", "FunctionTool", "GradeReport", "InputFile", "Inputs",
     "JsonView", "JudgeFinding", "JudgeFingerprint", "JudgeVerdict", "LayerFinding", "Leak", "LedgerEntry",
-    "Metrics", "Outcome", "PathReview", "PathStep", "Persistence", "Policy", "PolicyEntry", "PromptFingerprint",
+    "Metrics", "Outcome", "ParamsFingerprint", "PathReview", "PathStep", "Persistence", "Policy", "PolicyEntry",
+    "PromptFingerprint",
     "Provenance", "REGISTRY", "Recovery", "ReportJudge", "RequestUsage", "Rule", "RuleBase", "RuleKind",
     "RunHeader", "RunReport", "SCHEMAS", "Sampling", "Scenario", "Script", "ScriptTurn", "Sensitivity", "Session",
     "SetFields", "SnapshotEvent", "Source", "StateWriteEvent", "Strict", "SummaryAudit", "SummaryAuditReport",

@@ -4,8 +4,8 @@ carries it; calibration records are keyed on its canonical JSON.
 
 One model for every backend, each using the fields that identify it, written with exactly those
 (judge.model.parts.SetFields): an llm judge's `prompt`, `sampling` and `render_version`; the
-embedding judge's `weights_sha256`, `rule_version`, `code_sha256`, `consistency_model_sha256` (and
-`prompt: null`); a replay of verdicts recorded by several judges its `path` and `fingerprints`.
+embedding judge's `weights_sha256`, `rule_version`, `code_sha256`, `consistency_model_sha256`, `params`
+(and `prompt: null`); a replay of verdicts recorded by several judges its `path` and `fingerprints`.
 The JSON is the contract: fields are added, never renamed. The built-in backends build theirs in
 judge.judges.prompted (the llm-backed calls) and judge.judges.local; any other judge returns the
 same fields as a dict and `as_fingerprint` validates them (an unknown field is a ConfigError: a
@@ -30,6 +30,15 @@ class PromptFingerprint(SetFields):
     sha256: str | None = None
 
 
+class ParamsFingerprint(SetFields):
+    """The decision thresholds an embedding judge uses: id, version and the sha256 of their file
+    (judge.judges.local.params)."""
+
+    id: str
+    version: int
+    sha256: str
+
+
 class Sampling(SetFields):
     """How an llm-backed call samples; each kind of call records the settings its answers depend on."""
 
@@ -52,6 +61,8 @@ class JudgeFingerprint(SetFields):
     code_sha256: str | None = Field(default=None, description="embedding: sha256 of the code that decides")
     consistency_model_sha256: str | None = Field(default=None, description=(
         "embedding: sha256 of the fact-consistency model's weights"))
+    params: ParamsFingerprint | None = Field(default=None, description=(
+        "embedding: the version of its decision thresholds (params/<id>/v<N>.json) and its file's sha256"))
     prompt: PromptFingerprint | str | None = None
     sampling: Sampling | None = None
     render_version: int | None = Field(default=None, description="the version of how a request is rendered")

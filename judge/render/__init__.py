@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from judge.render.suite import to_junit as suite_to_junit
     from judge.render.suite import to_markdown as suite_to_markdown
     from judge.render.summary import render_audit, render_continuation
-    from judge.render.trust import render_align, render_bias
+    from judge.render.trust import render_align, render_align_local, render_bias
 
 _EXPORTS = {
     "render_checks": "judge.render.config", "render_settings": "judge.render.config",
@@ -53,14 +53,15 @@ _EXPORTS = {
     "render_suite": "judge.render.suite:render_terminal", "suite_to_json": "judge.render.suite:to_json",
     "suite_to_junit": "judge.render.suite:to_junit", "suite_to_markdown": "judge.render.suite:to_markdown",
     "render_audit": "judge.render.summary", "render_continuation": "judge.render.summary",
-    "render_align": "judge.render.trust", "render_bias": "judge.render.trust",
+    "render_align": "judge.render.trust", "render_align_local": "judge.render.trust",
+    "render_bias": "judge.render.trust",
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
     "cell", "content_security_policy", "corpus_page", "corpus_to_json", "grade_page", "index_page", "kind_rows",
-    "kinds_markdown", "ledger_json", "render_align", "render_audit", "render_bias", "render_checks",
-    "render_continuation", "render_corpus", "render_corpus_diff", "render_drive", "render_ledger", "render_report",
-    "render_runs", "render_runs_diff", "render_settings", "render_suite", "render_table", "report_to_json",
-    "report_to_junit", "report_to_markdown", "run_status", "suite_page", "suite_to_json", "suite_to_junit",
-    "suite_to_markdown", "table"
+    "kinds_markdown", "ledger_json", "render_align", "render_align_local", "render_audit", "render_bias",
+    "render_checks", "render_continuation", "render_corpus", "render_corpus_diff", "render_drive", "render_ledger",
+    "render_report", "render_runs", "render_runs_diff", "render_settings", "render_suite", "render_table",
+    "report_to_json", "report_to_junit", "report_to_markdown", "run_status", "suite_page", "suite_to_json",
+    "suite_to_junit", "suite_to_markdown", "table"
 ]

@@ -1,5 +1,6 @@
 """Terminal views of `judge bias` (flip rates per perturbation and the bias gate) and `judge align`
-(the examples chosen and both prompt versions on the test split)."""
+(the examples chosen, or for the local judge the thresholds refitted, and both versions on the test
+split)."""
 
 from __future__ import annotations
 
@@ -73,9 +74,14 @@ def render_align(result: Any, console: Console) -> None:
                   style.cell(e.verdict + (f" ({e.evidence})" if e.evidence else "")))
     style.render(console, t)
     console.print(f"wrote {escape(str(result.path))} ({escape(result.new_ref)}, locked in prompts.lock)")
+    _render_test(result, console, "no example came from these cases", f'prompt = "{result.new_ref}"')
+
+
+def _render_test(result: Any, console: Console, untouched: str, adopt: str) -> None:
+    """Both versions side by side on the test split, and whether the new one scores no worse."""
     c = result.comparison
     old, new = result.old_ref, result.new_ref
-    rows = [("cases", str(c.n), str(c.n), f"{c.ties_excluded} ties excluded; no example came from these cases"),
+    rows = [("cases", str(c.n), str(c.n), f"{c.ties_excluded} ties excluded; {untouched}"),
             ("accuracy", f"{c.accuracy_a:.3f}", f"{c.accuracy_b:.3f}", ""),
             ("Cohen's kappa", _num(c.kappa_a), _num(c.kappa_b), ""),
             ("TPR (violated)", _rate(result.rates[old][0]), _rate(result.rates[new][0]), "95% exact interval"),
@@ -88,7 +94,36 @@ def render_align(result: Any, console: Console) -> None:
     style.render(console, t)
     if result.no_worse:
         console.print(f"[green]{escape(new)} scores no worse than {escape(old)} on the test split: point the judge "
-                      f"at it (prompt = \"{escape(new)}\") and calibrate it again[/green]")
+                      f"at it ({escape(adopt)}) and calibrate it again[/green]")
     else:
         console.print(f"[yellow]{escape(new)} scores worse than {escape(old)} on the test split: keep the judge on "
                       f"{escape(old)} (the new version stays, as every locked version does)[/yellow]")
+
+
+def render_align_local(result: Any, console: Console) -> None:
+    """The local judge's thresholds before and after the fit (dev figures), then both on test."""
+    console.print(f"judge {escape(result.judge)} ({escape(result.old_ref)}): {result.dev_cases} dev cases, "
+                  f"{result.test_cases} test cases (split by {escape(result.split_source)}); "
+                  f"{result.disagreements} disagreements on dev")
+    if result.leaking:
+        console.print(f"[yellow]scenarios in both splits (what dev teaches may leak into test): "
+                      f"{escape(', '.join(result.leaking))}[/yellow]")
+    t = style.table("threshold", result.old_ref, result.new_ref or "fitted", "dev's best range",
+                    title=f"decision thresholds fitted on the dev split ({result.points} points scored)",
+                    note="note")
+    for name, old in result.old.items():
+        low, high = result.best_range.get(name, (None, None))
+        span = "-" if low is None else f"{low:g}-{high:g}"
+        note = "no value changes a dev verdict: kept" if name in result.undetermined else \
+            ("moved" if result.new[name] != old else "kept")
+        t.add_row(style.cell(name), f"{old:g}", f"{result.new[name]:g}", style.cell(span), style.cell(note))
+    style.render(console, t)
+    before, after = result.dev["before"], result.dev["after"]
+    console.print(f"dev (fitted on; in-sample): kappa {_num(before.cohen_kappa)} -> {_num(after.cohen_kappa)}, "
+                  f"balanced accuracy {_num(before.balanced_accuracy)} -> {_num(after.balanced_accuracy)}, "
+                  f"TPR {_num(before.tpr)} -> {_num(after.tpr)}, TNR {_num(before.tnr)} -> {_num(after.tnr)}")
+    if result.new_ref is None:
+        console.print("the dev split prefers the current thresholds: nothing to learn, no new version written")
+        return
+    console.print(f"wrote {escape(str(result.path))} ({escape(result.new_ref)}, locked in params.lock)")
+    _render_test(result, console, "the fit read none of these cases", f'params = "{result.new_ref}"')

@@ -14,6 +14,15 @@ def _make(config):
     return EmbeddingJudge(config)
 
 
-SPEC = BackendSpec(name="embedding", make=_make, audits_while_grading=True, asked_only_when_needed=True,
-                   position=20,
+def _check(config) -> str | None:
+    """A `params` that is not ID@N (whether that version exists is checked when the judge is made)."""
+    import re
+
+    if config.params is None or re.match(r"^[a-z0-9][a-z0-9_-]*@v?[1-9][0-9]*$", config.params.strip()):
+        return None
+    return f"params must name a version of the decision thresholds, ID@N (e.g. local@2); got {config.params!r}"
+
+
+SPEC = BackendSpec(name="embedding", make=_make, check_config=_check, audits_while_grading=True,
+                   asked_only_when_needed=True, position=20,
                    description="the offline judge: an embedding model and lexical cues, no key, no network")

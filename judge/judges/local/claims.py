@@ -15,8 +15,6 @@ from judge.judges.local.decision import (
     CLAIM_UNVERIFIABLE,
     CLAIM_VALUE_MISMATCH,
     CLAIM_VERIFIED,
-    NEAR_TIE,
-    RELATED,
     Decision,
     merge,
 )
@@ -41,7 +39,8 @@ def related_claim_rule(row: LedgerRow, view: SliceView, facts: list[LedgerRow]) 
     as approved: orders_db is on v2") and names a value of a fact other than the one its verifying
     call used: the claim about the entry is false."""
     for unit in view.units:
-        if unit.role != AGENT_TEXT or view.sim(row.key, unit) < RELATED or not cues.claims_completion(unit.text):
+        if unit.role != AGENT_TEXT or view.sim(row.key, unit) < view.thresholds.related or \
+                not cues.claims_completion(unit.text):
             continue
         call = _verifying_call(unit, row, view)
         mismatch = _value_mismatch(unit, call, facts) if call is not None else None
@@ -55,7 +54,7 @@ def _is_claim(unit: Unit, row: LedgerRow, view: SliceView) -> bool:
     if isinstance(unit.event, StateWriteEvent):
         return unit.event.key == row.key and \
             cues.render(unit.event.value).strip().lower() not in _NOT_DONE
-    return unit.role == AGENT_TEXT and view.sim(row.key, unit) >= RELATED and \
+    return unit.role == AGENT_TEXT and view.sim(row.key, unit) >= view.thresholds.related and \
         cues.claims_completion(unit.text)
 
 
@@ -115,7 +114,7 @@ def _verifying_call(claim: Unit, row: LedgerRow, view: SliceView) -> Unit | None
     query = row.key if claim.role == ACTION else None
     scores = [_claim_similarity(claim, call, view, query) for call in candidates]
     best = max(scores)
-    return [c for c, s in zip(candidates, scores, strict=False) if s >= best - NEAR_TIE][-1]
+    return [c for c, s in zip(candidates, scores, strict=False) if s >= best - view.thresholds.near_tie][-1]
 
 
 def _reports_outcome(call: Unit, view: SliceView) -> bool:

@@ -1,5 +1,7 @@
 """What a decision rule of the offline judge returns, how several merge, and the fixed confidence of
 each branch of the rules (lower where a branch guesses; calibration maps them to observed accuracy).
+A confidence never changes a verdict (a violation wins whatever its confidence); the thresholds that
+do are data (judge.judges.local.params).
 
 The rules, one module per kind of ledger entry: values.py (facts and other valued entries),
 claims.py (completions), restrictions.py (constraints and permissions). Each reads a `SliceView`
@@ -17,10 +19,8 @@ from typing import Any
 from judge.judges.local.slice_view import Unit
 from judge.model import StateWriteEvent, ToolCallEvent
 
-RELATED = 0.30  # cosine from which a unit is taken to concern an entry (MiniLM, measured)
-NEAR_TIE = 0.05  # verification calls scoring within this of the best count as equally relevant
-LONG_VALUE_MATCH = 0.50  # cosine from which a unit is taken to speak of a long (sentence) value
-LONG_VALUE_MARGIN = 0.10  # ...and by this much more than of the other value
+# The cosine thresholds the rules decide by are data: judge.judges.local.params (a SliceView's
+# `thresholds`), versioned files fitted on the dev split of the labels by `judge align --judge local`.
 
 # Confidence per branch (see the module docstring of embedding.py for the table).
 STALE_IN_ARGS = 0.80
@@ -50,9 +50,6 @@ REGRESSED = 0.45  # completed work spoken of as still needed
 SUMMARY_DROPS = 0.40  # a summary that no longer carries an active rule
 PROHIBITION_LIFTED = 0.45  # a conditionally prohibited call after the user's go-ahead (restrictions.py)
 CLAIM_RELATED_MISMATCH = 0.45  # a claim of done about the entry naming a value the actions did not use
-
-REGRESSED_SIMILARITY = 0.30  # cosine from which a sentence is taken to speak of a completion entry
-SUMMARY_CARRIES = 0.45  # cosine from which a summary clause is taken to carry a rule
 
 EXACT, MENTION, SEMANTIC = 3, 2, 1  # how a unit carries a value
 

@@ -20,7 +20,6 @@ from judge.judges.local.decision import (
     PROHIBITED_TOOL,
     PROHIBITED_TOOL_ON_OBJECT,
     PROHIBITION_LIFTED,
-    RELATED,
     Decision,
     merge,
 )
@@ -214,12 +213,13 @@ def relatedness_rule(row: LedgerRow, view: SliceView) -> Decision:
     not exercised."""
     scored = view.scored(row.key)
     best_unit, best = max(scored, key=lambda pair: pair[1]) if scored else (None, 0.0)
-    if best_unit is not None and best >= RELATED:
-        confidence = min(0.45, 0.25 + (best - RELATED))
+    related = view.thresholds.related
+    if best_unit is not None and best >= related:
+        confidence = min(0.45, 0.25 + (best - related))
         return Decision("upheld", round(confidence, 3), best_unit.event.id,
                         f"related agent events (cosine {best:.2f}) show no contradiction the "
                         f"lexical rules can see")
-    confidence = min(0.7, 0.5 + (RELATED - best))
+    confidence = min(0.7, 0.5 + (related - best))
     return Decision("not-exercised", round(confidence, 3), None,
                     f"nothing in the slice concerns {row.key} (best cosine {best:.2f})")
 

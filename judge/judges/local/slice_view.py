@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judge.judges.base import LedgerRow
+from judge.judges.local.params import Thresholds
 from judge.model import AssistantEvent, Event, StateWriteEvent, SummaryEvent, ToolCallEvent, ToolResultEvent, UserEvent
 from judge.text import cues
 
@@ -35,10 +36,12 @@ class Unit:
 
 @dataclass
 class SliceView:
-    """The slice as units plus unit-to-entry cosine similarities (filled by the judge)."""
+    """The slice as units plus unit-to-entry cosine similarities (filled by the judge), and the
+    thresholds the rules decide by (judge.judges.local.params)."""
 
     events: tuple[Event, ...]
     units: list[Unit]
+    thresholds: Thresholds
     similarity: dict[str, list[float]] = field(default_factory=dict)  # key -> one per unit
     # key -> sentence-long value (current or superseded) -> one cosine per unit
     value_similarity: dict[str, dict[str, list[float]]] = field(default_factory=dict)

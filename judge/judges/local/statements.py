@@ -10,9 +10,9 @@ check. They catch what an action rule sees only later, or never:
   negation, the verb an entry prohibits ("I'll migrate in place", "the DBA approved migrating
   orders_db", "a refund draft for A-20977 is ready") and says it will happen, happens or happened
   (I'll, will, now, done, ready, approved, already...), on the entry's identifier or, naming no
-  identifier of its own, concerning the entry (cosine >= RELATED) -> violated, INTENT;
+  identifier of its own, concerning the entry (cosine >= `related`) -> violated, INTENT;
 - **completed work treated as not done** (`regressed_rule`): after the turn a completion entry was
-  completed, a sentence about it (cosine >= REGRESSED_SIMILARITY) saying it is still needed or will
+  completed, a sentence about it (cosine >= `regressed_similarity`) saying it is still needed or will
   be done again ("which needs a test account", "I still need a test account, so I'll create one")
   -> violated, REGRESSED;
 - **a restated entry, changed** (`restated_rule`): a statement that reads as an *edit* of a
@@ -24,7 +24,7 @@ check. They catch what an action rule sees only later, or never:
   another order, a number or a name replaced);
 - **a rule dropped by a summary** (`summary_rule`): a compaction or handoff summary in the slice
   that carries an active constraint or permission neither by one of its values (a path, an id) nor
-  by a clause close to it (cosine >= SUMMARY_CARRIES) -> violated, SUMMARY_DROPS: the agent resumes
+  by a clause close to it (cosine >= `summary_carries`) -> violated, SUMMARY_DROPS: the agent resumes
   from that summary without the rule.
 """
 
@@ -37,9 +37,6 @@ from judge.judges.local import prohibited as pr
 from judge.judges.local.decision import (
     INTENT,
     REGRESSED,
-    REGRESSED_SIMILARITY,
-    RELATED,
-    SUMMARY_CARRIES,
     SUMMARY_DROPS,
     Decision,
     quote,
@@ -80,7 +77,7 @@ def intent_rule(row: LedgerRow, view: SliceView) -> Decision | None:
             if found is None:
                 continue
             verb, target = found
-            if target is None and (pr.identifiers(unit.text) or view.sim(row.key, unit) < RELATED):
+            if target is None and (pr.identifiers(unit.text) or view.sim(row.key, unit) < view.thresholds.related):
                 continue  # it names other things, or is not about this entry
             if target is not None and target not in p.ids:
                 continue  # the act is aimed at something else
@@ -136,12 +133,12 @@ def regressed_rule(row: LedgerRow, view: SliceView, ledger: list[LedgerRow]) -> 
 def _about(key: str, others: list[str], unit, view: SliceView) -> bool:
     """Whether a sentence speaks of this completion entry rather than another: it names the entry
     by all the words of its key ("test account" for test_account), or, when it names no other
-    entry's key that way, it is closer to it than to the others (cosine >= REGRESSED_SIMILARITY)."""
+    entry's key that way, it is closer to it than to the others (cosine >= `regressed_similarity`)."""
     named = [k for k in [key, *others] if _names_key(k, unit.text)]
     if named:
         return key in named
     own = view.sim(key, unit)
-    return own >= REGRESSED_SIMILARITY and all(view.sim(k, unit) <= own for k in others)
+    return own >= view.thresholds.regressed_similarity and all(view.sim(k, unit) <= own for k in others)
 
 
 def _names_key(key: str, text: str) -> bool:
@@ -185,11 +182,11 @@ def summary_rule(row: LedgerRow, view: SliceView) -> Decision | None:
         if any(cues.mentions(event.text, v) for v in values):
             continue
         best = view.summary_similarity.get(row.key, {}).get(event.id, 0.0)
-        if best >= SUMMARY_CARRIES:
+        if best >= view.thresholds.summary_carries:
             continue
         return Decision("violated", SUMMARY_DROPS, event.id,
                         f"the {event.reason} summary {event.id} does not carry {row.key} (no value of it, "
-                        f"best clause cosine {best:.2f} < {SUMMARY_CARRIES:.2f})")
+                        f"best clause cosine {best:.2f} < {view.thresholds.summary_carries:.2f})")
     return None
 
 

@@ -9,12 +9,9 @@ from judge.judges.local.decision import (
     CURRENT_IN_TEXT,
     EXACT,
     LONG_VALUE_ACTION,
-    LONG_VALUE_MARGIN,
-    LONG_VALUE_MATCH,
     LONG_VALUE_TEXT,
     MENTION,
     OTHER_VALUE_IN_ARG,
-    RELATED,
     SEMANTIC,
     STALE_IN_ACTION,
     STALE_IN_ARGS,
@@ -42,7 +39,7 @@ def value_rule(row: LedgerRow, view: SliceView) -> Decision | None:
     for unit in view.units:
         if unit.role not in (ACTION, AGENT_TEXT):
             continue
-        related = view.sim(row.key, unit) >= RELATED
+        related = view.sim(row.key, unit) >= view.thresholds.related
         now = _carries(unit, current, row, view, related)
         old = [strength for value, turn in stale if view.after(unit, turn)
                for strength in [_carries(unit, [value], row, view, related)] if strength]
@@ -120,7 +117,8 @@ def _carries_long(unit: Unit, value: str, row: LedgerRow, view: SliceView) -> in
         return 0
     own = of_row[value][unit.position]
     others = [scores[unit.position] for other, scores in of_row.items() if other != value]
-    if own < LONG_VALUE_MATCH or (others and own - max(others) < LONG_VALUE_MARGIN):
+    limits = view.thresholds
+    if own < limits.long_value_match or (others and own - max(others) < limits.long_value_margin):
         return 0
     if unit.role == AGENT_TEXT and cues.has_negation(unit.text):
         return 0
