@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from judge.judges.local.slice_view import Unit
 from judge.model import StateWriteEvent, ToolCallEvent
@@ -60,7 +60,7 @@ _COMMAND_ARGS = ("command", "cmd", "action", "operation", "op", "method", "scrip
 
 @dataclass(frozen=True)
 class Decision:
-    verdict: str  # violated | upheld | not-exercised
+    verdict: Literal["violated", "upheld", "not-exercised"]
     confidence: float
     event: str | None
     rationale: str

@@ -255,7 +255,7 @@ def code_sha256() -> str:
     model's features (align.py, lexicon.py, consistency.py), by file name, line endings normalised."""
     from judge.text import align, consistency, lexicon, restate
 
-    files = sorted(Path(__file__).parent.glob("*.py")) + [Path(m.__file__) for m in (cues, align, lexicon,
+    files = sorted(Path(__file__).parent.glob("*.py")) + [Path(str(m.__file__)) for m in (cues, align, lexicon,
                                                                                         consistency, restate)]
     digest = hashlib.sha256()
     for path in files:

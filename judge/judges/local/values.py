@@ -35,7 +35,11 @@ def value_rule(row: LedgerRow, view: SliceView) -> Decision | None:
              if old.lower() not in current_lower]
     if not current and not stale:
         return None
-    stale_actions, stale_texts, current_actions, current_texts, other = [], [], [], [], []
+    stale_actions: list[tuple[Unit, int]] = []
+    stale_texts: list[tuple[Unit, int]] = []
+    current_actions: list[Unit] = []
+    current_texts: list[Unit] = []
+    other: list[Unit] = []
     for unit in view.units:
         if unit.role not in (ACTION, AGENT_TEXT):
             continue
