@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from judge.text.align import Alignment, align, is_content, tokens
 
 WEIGHTS_FILE = Path(__file__).with_name("consistency.json")
-FORMAT = "judge-consistency/1"
+FORMAT: Literal["judge-consistency/1"] = "judge-consistency/1"
 CLASSES = ("kept", "distorted", "missing")
 EMBEDDING_FEATURES = ("cos", "span_cos_min", "span_cos_mean")
 CUE_FEATURES = ("ref_lost_frac", "cand_new_frac", "n_lost", "n_new", "num_lost", "num_new",
