@@ -69,6 +69,15 @@ def check_pattern(pattern: str) -> None:
     compile_pattern(pattern)
 
 
+def check_patterns(patterns: list[str]) -> None:
+    """Raise ValueError naming the first of `patterns` that would not compile (for a model validator)."""
+    for pattern in patterns:
+        try:
+            compile_pattern(pattern)
+        except PatternError as exc:
+            raise ValueError(f"pattern '{pattern}': {exc}") from None
+
+
 def search(pattern: str, text: str) -> bool:
     """Does the (user's) pattern occur in `text`? Linear in the text."""
     return compile_pattern(pattern).search(text) is not None

@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 
 from judge.checks.matching import matches
 from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec
-from judge.model.patterns import PatternError, check_pattern, compile_pattern
+from judge.model.patterns import check_patterns, compile_pattern
 from judge.model.rules import RuleBase
 from judge.text.verbs import name_tokens
 
@@ -32,11 +32,7 @@ class ForbiddenCallRule(RuleBase):
 
     @model_validator(mode="after")
     def _compiles(self) -> ForbiddenCallRule:
-        for pattern in self.patterns:
-            try:
-                check_pattern(pattern)
-            except PatternError as exc:
-                raise ValueError(f"pattern '{pattern}': {exc}") from None
+        check_patterns(self.patterns)
         return self
 
 

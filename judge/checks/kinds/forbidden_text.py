@@ -17,7 +17,7 @@ from pydantic import Field, model_validator
 
 from judge.checks.plan import THOUGHT
 from judge.checks.spec import Outcome, RuleContext, RuleSpec
-from judge.model.patterns import PatternError, check_pattern, compile_pattern
+from judge.model.patterns import check_patterns, compile_pattern
 from judge.model.rules import RuleBase
 
 MAX_TEXT = 20_000
@@ -35,11 +35,7 @@ class ForbiddenTextRule(RuleBase):
 
     @model_validator(mode="after")
     def _compiles(self) -> ForbiddenTextRule:
-        for pattern in self.patterns:
-            try:
-                check_pattern(pattern)
-            except PatternError as exc:
-                raise ValueError(f"pattern '{pattern}': {exc}") from None
+        check_patterns(self.patterns)
         return self
 
 
