@@ -306,6 +306,31 @@ def test_concurrency_is_bounded_across_checkpoints(make_judge, llm_server):  # n
     assert llm_server.max_in_flight == 2
 
 
+def test_first_request_leaves_before_every_checkpoint_is_rendered(make_judge, llm_server):  # noqa: F811
+    """Gathering many checkpoints admits 2 x max_concurrency at a time: without the gate all 40 were
+    rendered and hashed (on the event loop) before the first request was sent."""
+    judge = make_judge(cache=False, max_concurrency=2)
+    rendered, at_first_ask = [], []
+    windows, ask = judge.windows, judge.call.ask
+
+    def counting_windows(request):
+        rendered.append(request)
+        return windows(request)
+
+    async def noting_ask(*args, **kwargs):
+        at_first_ask.append(len(rendered))
+        return await ask(*args, **kwargs)
+
+    judge.windows, judge.call.ask = counting_windows, noting_ask
+
+    async def many():
+        return await asyncio.gather(*(judge.judge_checkpoint(make_request()) for _ in range(40)))
+
+    results = asyncio.run(many())
+    assert all(r.error is None for r in results) and len(rendered) == 40
+    assert at_first_ask[0] <= 4, at_first_ask[:5]
+
+
 def test_fingerprint_names_prompt_model_and_sampling(make_judge):
     fp = make_judge(temperature=0.3, samples=2, seed=7).fingerprint()
     assert fp["prompt"]["id"] == "goal-fidelity" and fp["prompt"]["version"] == 2

@@ -3,7 +3,9 @@
 The judge is a `judge-verdict` PromptedCall (judge.judges.prompted: configuration checks, prompt,
 cache, key, fingerprint) plus what is its own: windows, samples and merging. One checkpoint = one or more windows (a
 slice too long for `window_tokens` is split) x `samples`
-calls, judged concurrently under one semaphore per judge instance (`max_concurrency`). Each call:
+calls, judged concurrently under one semaphore per judge instance (`max_concurrency`); checkpoints
+are admitted 2 x `max_concurrency` at a time, so that a caller gathering thousands of them sends its
+first request at once instead of after rendering them all. Each call:
 - is looked up in the verdict cache first (key = sha256 of the full request; see cache.py);
 - asks through judge.judges.client (the direct client for OpenAI-compatible endpoints in modes
   tools and strict, else instructor over litellm) with a response model built for this request
@@ -79,6 +81,8 @@ class CallRecord:
     findings: list[JudgeFinding] | None = field(default=None, repr=False)
 
 
+ADMIT_PER_SLOT = 2  # checkpoints being prepared or judged at once, per concurrent call allowed
+
 JUDGE_CALL = CallKind(schema="judge-verdict", namespace="llm", needs="the llm backend asks a model",
                       sampling=("temperature", "samples", "seed", "mode", "window_tokens"),
                       render_version=RENDER_VERSION)
@@ -97,6 +101,7 @@ class LLMJudge:
         self.prompt = self.call.prompt
         self.client = self.call.client
         self._semaphores: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+        self._admissions: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
     @property
     def cache(self) -> VerdictCache | RedisVerdictCache | None:
@@ -130,17 +135,20 @@ class LLMJudge:
         started = time.perf_counter()
         if not request.keys:
             return JudgeResult(verdict=JudgeVerdict(findings=[]))
-        key = checkpoint_key(self.call.fingerprint_data, request, api_base=self.config.api_base)
-        result = self._checkpoint_from_cache(key)
-        if result is None:
-            windows = self.windows(request)
-            jobs = [(w, s) for s in range(self.config.samples) for w in windows]
-            records = await asyncio.gather(*(self._call(request, w, s) for w, s in jobs))
-            result = self._result(request, windows, list(records))
-            if result.verdict is not None and self.cache is not None:
-                self.cache.put(key, {"verdict": result.verdict.model_dump(), "extra": {
-                    k: v for k, v in result.extra.items() if k != "calls"} | {"call_hashes": [
-                        c["request_hash"] for c in result.extra["calls"]]}})
+        # Admitted a few at a time: a caller that gathers many checkpoints at once would otherwise
+        # render and hash all of them before the first request leaves (about 1 ms each on the loop).
+        async with self._gate(self._admissions, ADMIT_PER_SLOT * self.config.max_concurrency):
+            key = checkpoint_key(self.call.fingerprint_data, request, api_base=self.config.api_base)
+            result = self._checkpoint_from_cache(key)
+            if result is None:
+                windows = self.windows(request)
+                jobs = [(w, s) for s in range(self.config.samples) for w in windows]
+                records = await asyncio.gather(*(self._call(request, w, s) for w, s in jobs))
+                result = self._result(request, windows, list(records))
+                if result.verdict is not None and self.cache is not None:
+                    self.cache.put(key, {"verdict": result.verdict.model_dump(), "extra": {
+                        k: v for k, v in result.extra.items() if k != "calls"} | {"call_hashes": [
+                            c["request_hash"] for c in result.extra["calls"]]}})
         result.latency_s = round(time.perf_counter() - started, 6)
         return result
 
@@ -196,10 +204,15 @@ class LLMJudge:
         return True
 
     def _semaphore(self) -> asyncio.Semaphore:
+        return self._gate(self._semaphores, self.config.max_concurrency)
+
+    @staticmethod
+    def _gate(gates: weakref.WeakKeyDictionary[Any, asyncio.Semaphore], size: int) -> asyncio.Semaphore:
+        """This event loop's semaphore of `size` in `gates` (a semaphore belongs to one loop)."""
         loop = asyncio.get_running_loop()
-        sem = self._semaphores.get(loop)
+        sem = gates.get(loop)
         if sem is None:
-            sem = self._semaphores[loop] = asyncio.Semaphore(self.config.max_concurrency)
+            sem = gates[loop] = asyncio.Semaphore(size)
         return sem
 
     # ------------------------------------------------------------ assembling the result
