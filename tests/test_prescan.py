@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judge.trace.gates import lower
-from judge.trace.precheck import line_needs_redaction, lines_needing_redaction
-from judge.trace.prescan import _EXTRA, candidate_lines
+from judge.trace.precheck import found_line_needs_redaction, line_needs_redaction, lines_needing_redaction
+from judge.trace.prescan import _EXTRA, candidate_lines, only_base64_runs
 from tests.hostile.planted import FIELD_VALUES, VALUES, planted_trace
 from tests.test_redact import _PIECES, _event
 
@@ -30,6 +30,8 @@ _EDGES = st.sampled_from([
     "ew", "ey", "eyA", "ewo", "%", "%4", "%40", "%22", "%5C", "\u200b", "\uff20", "\uff10", "\u00ad", "\u2011",
     "\\/", "SGVsbG8", "ZGJfcGFzc3dvcmQ9", "=", "==", "X", "Z", "Infinity", ", NaN", "[1e400", ":-1e999", "xapp-",
     "1234567", "ＮａＮ", "\uff02", "\uff3c", "/",
+    # found for a base64 run alone (judge.trace.precheck.found_line_needs_redaction): paths, of one case and mixed
+    "src/checkout/sdk/client.py", "tests/sdk/Client_Test.py", "Src/Payments/GatewayClient", "ZGJfcGFzc3dvcmQ9aHVudGVyMg",
 ])
 
 
@@ -76,6 +78,21 @@ def test_every_planted_value_is_a_candidate_and_flagged():
     lines += [text for _, text, _ in VALUES] + [json.dumps({name: value}) for name, value, _ in FIELD_VALUES]
     _same_as_the_line_test(lines)
     assert all(lines_needing_redaction([line])[0] for line in lines[2:])  # the header may be clean
+
+
+@pytest.mark.parametrize("text, only_runs, needs", [
+    ("edit src/checkout/sdk/client.py now", True, False),  # one case: never plausible base64
+    ("see Src/Payments/GatewayClient.py", True, False),  # mixed case, decodes to no text
+    ("blob ZGJfcGFzc3dvcmQ9aHVudGVyMg here", True, True),  # base64 of `db_password=hunter2`
+    ("mail a@b.example about src/checkout/sdk/client.py", False, True),
+    ("src/checkout/sdk/client.py at 5% x", True, False),  # `%`: the whole line test runs (the folded copy)
+    ("src/checkout/sdk/client.py \u00e9", False, True),  # `\u00e9` as JSON escapes it: always a candidate
+])
+def test_a_line_found_for_a_base64_run_alone_is_decided_as_the_line_test_decides(text, only_runs, needs):
+    line = json.dumps({"id": "e1", "turn": 1, "kind": "assistant", "text": text}) + "\n"
+    raw = line.encode("utf-8")
+    assert candidate_lines(raw) == [0] and only_base64_runs(raw) is only_runs
+    assert found_line_needs_redaction(line, raw) is line_needs_redaction(line) is needs
 
 
 @pytest.mark.parametrize("block, expected", [

@@ -208,6 +208,25 @@ def test_provenance_imports_no_heavy_module():
     assert out.stdout.strip() == "[] True"
 
 
+def test_package_versions_are_what_importlib_metadata_says(tmp_path):
+    """Read from the metadata's header lines (not the whole file as an e-mail): the same versions,
+    a missing package None, and a metadata file whose header has no Version falls back to the parser."""
+    from importlib import metadata
+
+    from judge.grade.provenance import _version, package_versions
+
+    found = package_versions(("pydantic", "msgspec", "no-such-package-here"))
+    assert found["pydantic"] == metadata.version("pydantic") and found["msgspec"] == metadata.version("msgspec")
+    assert found["no-such-package-here"] is None and found["python"]
+    info = tmp_path / "odd-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: odd\n\nVersion: 9.9 (in the body, not the header)\n")
+    dist = metadata.PathDistribution(info)
+    assert _version(dist) == dist.version  # no Version header: the parser's answer (None here), not the body's line
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: odd\nVersion: 1.0\n\nVersion: 9.9\n")
+    assert _version(dist) == "1.0" == dist.version
+
+
 def test_slice_finds_relative_paths_from_the_report_folder_and_the_scenario_by_sha256(tmp_path, monkeypatch):
     """A report written into a subfolder (out/, or the run log .judge/runs/) with paths relative to
     the folder `judge grade` ran in: `judge slice` run from anywhere finds the trace from the

@@ -19,12 +19,12 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
+from itertools import count, islice
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from judge.errors import TraceError
-from judge.trace.precheck import CHUNK, line_needs_redaction, lines_needing_redaction
+from judge.trace.precheck import CHUNK, found_line_needs_redaction, lines_needing_redaction
 from judge.trace.prescan import candidate_lines
 
 CLEAN, SLOW, NEEDS_PYDANTIC = 0, 1, 2
@@ -143,18 +143,21 @@ class BlockReader:
         for index in candidate_lines(block):
             raw = lines[index]
             try:
-                flags[index] = SLOW if len(raw) >= LONG_LINE else line_needs_redaction(raw.decode("utf-8") + "\n")
+                flags[index] = SLOW if len(raw) >= LONG_LINE else \
+                    found_line_needs_redaction(raw.decode("utf-8") + "\n", raw)
             except UnicodeDecodeError:
                 flags[index] = SLOW  # the slow path names the line
         limit = self.max_line if len(block) > self.max_line else 0
         first = lineno + 1
-        for lineno, (raw, flag) in enumerate(zip(lines, flags, strict=False), start=first):
-            if len(raw) >= DEEP_BYTES:
-                if limit and len(raw) >= limit:
-                    raise self._too_long(lineno)
-                if not flag:
-                    flag = SLOW if len(raw) >= LONG_LINE else _flag(raw)
-            yield lineno, raw, flag
+        # Only long lines are looked at again (their size limit, their nesting); the block's lines
+        # are then handed on by a zip, without a step of Python per line.
+        for index in [i for i, size in enumerate(map(len, lines)) if size >= DEEP_BYTES]:
+            raw = lines[index]
+            if limit and len(raw) >= limit:
+                raise self._too_long(first + index)
+            if not flags[index]:
+                flags[index] = SLOW if len(raw) >= LONG_LINE else _flag(raw)
+        return zip(count(first), lines, flags)
 
 
 def checked_items(items: Iterable[Any]) -> Iterator[tuple[int, Any, int]]:

@@ -23,7 +23,7 @@ from judge.trace.gates import DIGIT_RUN, IBAN_SHAPE, TRIGGER, Classified, hint_s
 from judge.trace.names import is_secret_name
 from judge.trace.normal import folded_text
 from judge.trace.numbers import NUMBER_SHAPE
-from judge.trace.prescan import candidate_lines
+from judge.trace.prescan import candidate_lines, only_base64_runs
 
 # An e-mail's `x@`, url credentials' `pass@`: any `@` after a character an address can end with
 # (not after white space, a quote, or an escape such as `\n` that only looks like a letter).
@@ -124,6 +124,16 @@ def line_needs_redaction(line: str, depth: int = 0) -> bool:
     return _encoded(view, depth)
 
 
+def found_line_needs_redaction(line: str, raw: bytes) -> bool:
+    """`line_needs_redaction(line)` for a line the prescan pass found (`raw`: its UTF-8 bytes). Most
+    found lines are found for a base64 run alone (a file path is one): when no other branch finds
+    anything and the line is ASCII with no `%` (its folded copy is itself), no test but the base64
+    one can say yes, so only that one runs (a few microseconds, not the whole line test's twenty)."""
+    if line.isascii() and "%" not in line and only_base64_runs(raw):
+        return _encoded(line, 0)
+    return line_needs_redaction(line)
+
+
 def _encoded(text: str, depth: int) -> bool:
     """Does a plausible base64 run decode to text this test says yes to? JSON escapes are read as
     the parsed value has them (`\\/` is `/`; any other escape ends a run)."""
@@ -182,5 +192,5 @@ def lines_needing_redaction(lines: Sequence[str]) -> bytearray:
     parts.append("")
     for index in candidate_lines("\n".join(parts).encode("utf-8")):
         if not flags[index]:
-            flags[index] = line_needs_redaction(lines[index])
+            flags[index] = found_line_needs_redaction(lines[index], parts[index].encode("utf-8"))
     return flags

@@ -3,9 +3,11 @@
 `candidate_lines` runs a single RE2 automaton (google-re2: a DFA, linear in the input, no
 backtracking) over a block of UTF-8 JSONL lines and returns the index of every line holding a
 *candidate*: a superset of what judge.trace.precheck.line_needs_redaction says yes to. The reader
-then asks that exact function about the candidates only, so the lines it flags are exactly the
-lines the per-line function flags (tests/test_prescan.py holds it to that, over every detected kind,
-fuzzed lines and the benchmark trace).
+then asks that exact function about the candidates only (judge.trace.precheck.found_line_needs_redaction:
+a line found for a base64 run alone, `PATTERN_BUT_RUNS` finding nothing in it, gets only the base64
+test), so the lines it flags are exactly the lines the per-line function flags
+(tests/test_prescan.py holds it to that, over every detected kind, fuzzed lines and the benchmark
+trace).
 
 Each branch of `PATTERN` is the byte-level superset of one test of the line function:
 
@@ -66,7 +68,8 @@ _SPACE = r"[\t\x0b\x0c\r\x1c-\x1f ]|[^\x00-\x7f]"  # Python's `\s` but the line 
 # precheck._AFTER (`name = ...`, `token: ...`), then precheck._json_key (`"...token...": ...`).
 _NAMED = (_HINT + r"(?:(?:" + _WORD + r")*(?:\\[^\n]|[\"' \t])*[:=]"
           + r"|(?:[^\"\\\n]|\\[^\n])*\"(?:" + _SPACE + r")*:)")
-PATTERN = "|".join([
+_BASE64_RUN = r"(?:[A-Za-z0-9+/_-]|\\/){16}"  # a base64 run the precheck decodes (`\/` joins one in a raw line)
+_BRANCHES = [
     _TRIGGER,
     "@",
     _alternation("bearer", "basic", "aws"),
@@ -75,20 +78,24 @@ PATTERN = "|".join([
     r"\p{Nd}(?:[ .()/\-]*\p{Nd}){8}",  # every alternative of numbers.NUMBER_SHAPE holds this
     r"[0-9]{7}-?[A-Za-z]",  # precheck._LETTERED_SHAPE (a Spanish DNI or NIE)
     r"e[yw][A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]{2,}\.",  # precheck._JWT_SHAPE
-    r"(?:[A-Za-z0-9+/_-]|\\/){16}",  # a base64 run the precheck decodes (`\/` joins one in a raw line)
     r"[^\x00-\x7f]|%[0-9A-Fa-f]{2}",  # what the folded copy may change (judge.trace.normal)
     r"[:,\[][\t\r ]*-?(?:NaN|Infinity|[0-9]+(?:\.[0-9]+)?[eE]\+?[0-9]{3})",  # precheck.NONFINITE
-])
+]
+PATTERN = "|".join([*_BRANCHES, _BASE64_RUN])
+# Every branch but the base64 run's: a found line that holds none of these was found for a base64
+# run alone (file paths, mostly), which only the precheck's base64 test can say yes to.
+PATTERN_BUT_RUNS = "|".join(_BRANCHES)
 
 
-def _compile() -> re2._Regexp:
+def _compile(pattern: str) -> re2._Regexp:
     options = re2.Options()
     options.max_mem = 64 << 20  # room for the DFA of the whole alternation
     options.never_capture = True
-    return re2.compile(PATTERN.encode("utf-8"), options)
+    return re2.compile(pattern.encode("utf-8"), options)
 
 
-_REGEXP = _compile()._regexp
+_REGEXP = _compile(PATTERN)._regexp
+_BUT_RUNS = _compile(PATTERN_BUT_RUNS)._regexp
 _UNANCHORED = re2._Anchor.UNANCHORED
 
 
@@ -111,3 +118,8 @@ def candidate_lines(block: bytes) -> list[int]:
         if pos == 0:
             break
     return found
+
+
+def only_base64_runs(line: bytes) -> bool:
+    """Does nothing but a base64 run's branch find anything in this UTF-8 line (one the pass found)?"""
+    return _BUT_RUNS.Match(_UNANCHORED, line, 0, len(line))[0][0] < 0
