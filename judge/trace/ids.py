@@ -39,13 +39,18 @@ class IdSet:
     each, plus 64 KiB), so sparse or hostile numbering cannot make them large: such ids go to the
     string set instead."""
 
-    __slots__ = ("_bits", "_strings", "_budget", "_plain")
+    __slots__ = ("_bits", "_strings", "_budget", "_plain", "_expect", "_expect_at")
 
     def __init__(self) -> None:
         self._bits: dict[str, bytearray] = {}
         self._strings: set[str] = set()
         self._budget = 1 << 16
         self._plain = True
+        # The id that follows the last numbered one added (`e18` after `e17`), and where its bit is:
+        # a trace numbers its events in a row, and comparing with the foretold id costs less than
+        # taking each id apart.
+        self._expect = ""
+        self._expect_at: tuple[bytearray, int, str] | None = None
 
     def _compact(self) -> None:
         names, self._strings, self._plain = self._strings, set(), False
@@ -63,6 +68,14 @@ class IdSet:
             return True
         if strings and name in strings:
             return False
+        if name == self._expect and self._expect_at is not None:
+            foretold, n, head = self._expect_at
+            byte, mask = n >> 3, 1 << (n & 7)
+            if byte < len(foretold) and not foretold[byte] & mask:
+                foretold[byte] |= mask
+                self._budget += 16
+                self._foretell(foretold, head, n + 1)
+                return True
         numbered = _numbered(name)
         if numbered is not None:
             head, n = numbered
@@ -82,9 +95,16 @@ class IdSet:
                 return False
             bits[byte] |= mask
             self._budget += 16
+            self._foretell(bits, head, n + 1)
             return True
         strings.add(name)
         return True
+
+    def _foretell(self, bits: bytearray, head: str, n: int) -> None:
+        if n < 1_000_000_000:  # (9 digits at most: what _numbered takes apart)
+            self._expect, self._expect_at = f"{head}{n}", (bits, n, head)
+        else:
+            self._expect, self._expect_at = "", None
 
     def __contains__(self, name: str) -> bool:
         if name in self._strings:
@@ -103,7 +123,7 @@ class CallTable:
     of a dict entry and its string; other ids, ids past the budget (as IdSet's, 32 bytes an entry)
     and tools past the 65535th stay in a plain dict."""
 
-    __slots__ = ("_slots", "_other", "_tools", "_tool_no", "_budget", "_plain")
+    __slots__ = ("_slots", "_other", "_tools", "_tool_no", "_budget", "_plain", "_taken_apart")
 
     def __init__(self) -> None:
         self._slots: dict[str, array] = {}
@@ -112,6 +132,7 @@ class CallTable:
         self._tool_no: dict[str, int] = {}
         self._budget = 1 << 16
         self._plain = True
+        self._taken_apart: tuple[str, tuple[str, int] | None] = ("", None)  # the last id `get` took apart
 
     def _compact(self) -> None:
         entries, self._other, self._plain = self._other, {}, False
@@ -125,6 +146,7 @@ class CallTable:
         if other and call_id in other:
             return other[call_id]
         numbered = _numbered(call_id)
+        self._taken_apart = (call_id, numbered)  # `add` sets what it got: not taken apart twice
         if numbered is not None:
             slots = self._slots.get(numbered[0])
             n = numbered[1]
@@ -156,7 +178,8 @@ class CallTable:
         if no is None and len(self._tools) < 0xFFFF and isinstance(tool, str):
             no = self._tool_no[tool] = len(self._tools)
             self._tools.append(tool)
-        numbered = _numbered(call_id) if no is not None else None
+        seen, apart = self._taken_apart
+        numbered = None if no is None else apart if seen is call_id else _numbered(call_id)
         if numbered is not None and no is not None:  # numbered only when no is set
             head, n = numbered
             slots = self._slots.get(head)
