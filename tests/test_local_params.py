@@ -95,3 +95,25 @@ def test_the_fit_scores_with_scikit_learn():
     values = grid(local_params.load_params("local@1").thresholds.model_dump())
     assert values["related"][0] == 0.10 and values["related"][-1] == 0.60 and 0.23 in values["related"]
     assert len(values["related"]) == 51
+
+
+@pytest.mark.parametrize("backend, extra", [("llm", {"model": "openai/x"}), ("replay", {"path": "v.jsonl"})])
+def test_params_on_a_judge_that_reads_none_is_refused_not_ignored(backend, extra):
+    with pytest.raises(ValueError, match="belongs to the embedding judge"):
+        JudgeConfig(backend=backend, params="local@2", **extra)
+    assert JudgeConfig(backend=backend, **extra).params is None  # without it: accepted
+
+
+def test_params_on_an_llm_judge_in_a_config_file_is_exit_2_naming_the_judge(tmp_path, shared_dir):
+    import subprocess
+    import sys
+
+    contract = shared_dir / "contract"
+    config = tmp_path / "judge.toml"
+    config.write_text('[tool.judge.judges.big]\nbackend = "llm"\nmodel = "openai/x"\nparams = "local@2"\n')
+    out = subprocess.run([str(Path(sys.executable).with_name("judge")), "grade", str(contract / "checkout-firefox.yaml"),
+                          str(contract / "checkout-firefox.drift.jsonl"), "--judge", "big", "--config", str(config)],
+                         capture_output=True, text=True)
+    assert out.returncode == 2, out.stderr
+    assert "tool.judge.judges.big" in out.stderr and "belongs to the embedding judge" in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
