@@ -76,8 +76,7 @@ class JudgeConfig(BaseModel):
         "the verdict cache: true (the SQLite file in the cache folder, one machine), false (off) or a Redis "
         "URL, redis://HOST:PORT/DB (one cache shared by the machines of a cluster; the `redis` extra)"))
     path: str | None = Field(default=None, description="replay: the recorded verdicts (JSONL)")
-    params: str | None = Field(default=None, description=(
-        "embedding only: its decision thresholds, ID@N (params/ID/vN.json); refused on other backends"))
+    params: str | None = Field(default=None, description="embedding only: its thresholds, ID@N (params/ID/vN.json)")
     options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
     authority: Literal["calibrated", "binding", "advisory"] = Field(default="calibrated", description=(
         "how far the judge decides: `calibrated` (binding only with a current, certified calibration "
