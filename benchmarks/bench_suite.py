@@ -21,6 +21,8 @@ is gitignored) and measures, each in a fresh subprocess, round by round interlea
   largest the largest run graded alone: the peak RSS one run needs;
   small   the same suite cut to a quarter of the runs: the parent's peak RSS must not grow with the
           number of runs (results are compact; full reports stay in the workers).
+  halves  the control, each round: two processes grading every other run each (`grade_trace`, no suite
+          code), at the same time and one after the other: what the machine adds to two busy processes.
 
 Targets (issue 26): the suite's CPU within 1.2x of the serial loop's; 2 workers on 2 idle cores
 <= 0.6x the wall time of 1. `--quick`: 3 rounds (the full run: 7), 100 runs either way (`--runs`
@@ -106,10 +108,11 @@ def child(mode: str, manifest: str, jobs: int, limit: int, code: str) -> dict:
         from judge.grade import grade_trace  # noqa: F401
         load_ledger(folder / "scenario.yaml")
         return {}
-    if mode == "serial":
+    if mode in ("serial", "half0", "half1"):  # half K: every other run from the K-th (the control below)
         from judge.api import load_ledger
         from judge.grade import grade_trace
         ledger = load_ledger(folder / "scenario.yaml")
+        traces = traces if mode == "serial" else traces[int(mode[-1])::2]
         total, events = 0.0, 0
         cpu = time.process_time()
         for t in traces:
@@ -227,12 +230,27 @@ def _cut(folder: Path, limit: int) -> Path:
     return small
 
 
-def run_child(mode: str, manifest: Path, jobs: int, limit: int = 0, code: Path = ROOT) -> dict:
+def _child_cmd(mode: str, manifest: Path, jobs: int, limit: int, code: Path) -> tuple[list[str], dict[str, str]]:
     cmd = [sys.executable, __file__, "--child", mode, "--manifest", str(manifest), "--jobs", str(jobs),
            "--limit", str(limit), "--code", str(code)]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONPATH=str(code))
+    return cmd, dict(os.environ, HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONPATH=str(code))
+
+
+def run_child(mode: str, manifest: Path, jobs: int, limit: int = 0, code: Path = ROOT) -> dict:
+    cmd, env = _child_cmd(mode, manifest, jobs, limit, code)
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env, cwd=code)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def halves_together(manifest: Path) -> float:
+    """The control: two processes grading every other run each, at the same time (as two workers do):
+    their summed grading CPU (compare with the same two one after the other)."""
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+             for cmd, env in (_child_cmd(f"half{k}", manifest, 1, 0, ROOT) for k in (0, 1))]
+    outs = [p.communicate()[0] for p in procs]
+    if any(p.returncode for p in procs):
+        raise SystemExit("a half child failed")
+    return sum(json.loads(o.strip().splitlines()[-1])["serial_cpu_s"] for o in outs)
 
 
 # ---------------------------------------------------------------- parent side
@@ -264,12 +282,15 @@ def main() -> None:
     gen_s = time.perf_counter() - t0
     codes = {"now": ROOT, **({"before": args.against.resolve()} if args.against else {})}
     m: dict[tuple[str, str], list[dict]] = {(c, k): [] for c in codes for k in ("serial", "j1", "j2", "j1cold")}
+    m[("now", "apart")], m[("now", "together")] = [], []
     for _ in range(rounds):
         for label, code in codes.items():
             m[(label, "serial")].append(run_child("serial", manifest, 1, code=code))
             m[(label, "j1")].append(run_child("suite", manifest, 1, code=code))
             m[(label, "j2")].append(run_child("suite", manifest, 2, code=code))
             m[(label, "j1cold")].append(run_child("suite-cold", manifest, 1, code=code))
+        m[("now", "apart")].append({"cpu": sum(run_child(f"half{k}", manifest, 1)["serial_cpu_s"] for k in (0, 1))})
+        m[("now", "together")].append({"cpu": halves_together(manifest)})
     reads = {label: run_child("reads", manifest, 1, limit=max(2, args.runs // 4), code=code) for label, code in codes.items()}
     largest = run_child("largest", manifest, 1)
     small = run_child("suite", manifest, 2, limit=max(1, args.runs // 4))
@@ -288,6 +309,8 @@ def main() -> None:
     now = ratios["now"]
     idle_estimate = (med("now", "j2", "parent_cpu_s") + med("now", "j2", "workers_cpu_s") / 2) / med("now", "j1", cpu)
     idle = load[0] < 1.0 and end_load[0] < 1.0
+    together = statistics.median(b["cpu"] / a["cpu"] for a, b in zip(m[("now", "apart")], m[("now", "together")],
+                                                                       strict=True))
     cpu_ok = max(now["j1"], now["j2"]) <= 1.2
     cols = list(codes)
 
@@ -351,6 +374,12 @@ def main() -> None:
         "forks two workers once, streams each run's paths to them and puts the results back in manifest order; "
         "the workers spend their CPU grading (the row above), the rest is their start-up, the pipes and their exit. "
         "Before, a concurrent.futures pool pickled chunks of runs up front through feeder and manager threads.",
+        "",
+        f"The control (no suite code involved): two processes each grading every other run with `grade_trace` took "
+        f"{med('now', 'together', 'cpu'):.3f} CPU-s in all when run at the same time, {med('now', 'apart', 'cpu'):.3f} "
+        f"one after the other ({together:.2f}x, medians over the rounds): what this machine adds to any two "
+        f"processes busy at once (shared caches and memory bandwidth of the host). The 2-worker suite pays it "
+        f"too; its CPU over the serial loop's without it: {now['j2'] / together:.2f}x.",
         "",
         "| this checkout | value |", "|---|---|",
         "| 2 shards, one after the other / merging their parts | "

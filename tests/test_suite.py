@@ -110,6 +110,7 @@ def test_a_threaded_parent_grades_through_the_forkserver(example):
         stop.set()
         thread.join()
     assert run.report.model_dump() == example.model_dump()
+    assert sum(w.tasks for w in run.worker_stats) == 20  # no warm-up: the workers do not fork from the parent
     # Other tests may leave daemon threads (a local LLM server): fork only in a single-threaded parent.
     assert _context().get_start_method() == ("fork" if threading.active_count() == 1 else "forkserver")
 
@@ -251,7 +252,9 @@ def test_judge_is_passed_to_the_workers(tmp_path):
     # The replay holds one checkpoint's verdict: the others are judge errors, ignored here.
     config.write_text('[tool.judge]\ndefault = "rep"\non_judge_error = "ignore"\n[tool.judge.judges.rep]\n'
                       'backend = "replay"\npath = "verdicts.jsonl"\nauthority = "binding"\n')
-    report = grade_suite(path, judge_name="rep", config_file=config, jobs=2).report
+    run = grade_suite(path, judge_name="rep", config_file=config, jobs=2)
+    assert sum(w.tasks for w in run.worker_stats) == 2  # a judge's suite: the parent grades nothing itself
+    report = run.report
     assert report.judge["name"] == "rep" and report.judge["binding"] is True
     s = report.scenarios[0]
     assert [(g.key, g.turn, g.consequence, g.runs) for g in s.signatures] == [
@@ -316,3 +319,19 @@ def test_example_runs_are_what_the_generator_writes(tmp_path):
     for made in sorted((copy / "runs").rglob("*.jsonl")):
         assert made.read_bytes() == (EXAMPLES / "suite" / made.relative_to(copy)).read_bytes()
     assert len(list((copy / "runs").rglob("*.jsonl"))) == 20
+
+
+def test_the_parent_grades_the_first_run_before_it_forks(example, monkeypatch):
+    """A deterministic suite's first run (a small trace) is graded by the parent, whose first grade
+    then builds what the forked workers reuse; the report is the one the workers alone give."""
+    from judge.suite import run as suite_run
+
+    calls = []
+    run = grade_suite(SUITE, "nightly", jobs=2, progress=lambda done, total: calls.append((done, total)))
+    assert sum(w.tasks for w in run.worker_stats) == 19
+    assert calls[:2] == [(0, 20), (1, 20)] and calls[-1] == (20, 20)
+    assert run.report.model_dump() == example.model_dump()
+    monkeypatch.setattr(suite_run, "WARM_UP_BYTES", 0)  # a first trace too big: the workers grade every run
+    run = grade_suite(SUITE, "nightly", jobs=2)
+    assert sum(w.tasks for w in run.worker_stats) == 20
+    assert run.report.model_dump() == example.model_dump()

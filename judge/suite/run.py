@@ -107,11 +107,16 @@ def run_tasks(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs:
         return results  # type: ignore[return-value]  # the loop filled every slot
     from judge.suite.pool import WorkerPool
 
-    pool = WorkerPool(jobs, spec, ledgers, _context())
+    context = _context()
+    warm = _warm_up(tasks, spec, ledgers, context, out)
+    rest = tasks if warm is None else tasks[1:]
+    pool = WorkerPool(jobs, spec, ledgers, context)
     try:
         if progress:  # only now: a progress bar may start a thread, and the workers exist already
             progress(0, len(tasks))
-        done = pool.run(tasks, (lambda n: progress(n, len(tasks))) if progress else None)
+            if warm is not None:
+                progress(1, len(tasks))
+        done = pool.run(rest, (lambda n: progress(n + len(tasks) - len(rest), len(tasks))) if progress else None)
     except BaseException:  # Ctrl-C or a bug: the workers are stopped, not left to finish the queue
         pool.stop()
         raise
@@ -119,7 +124,37 @@ def run_tasks(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs:
         out.grade_s += worker.grade_s
         out.worker_peak_rss_mb[worker.pid] = worker.peak_rss_mb
     out.worker_stats = done.workers
-    return done.results
+    return done.results if warm is None else [warm, *done.results]
+
+
+# The parent grades the first run itself before it forks when that run is at most this big.
+WARM_UP_BYTES = 1 << 20
+
+
+def _warm_up(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], context: Any, out: SuiteRun
+             ) -> dict[str, Any] | None:
+    """The first task's result, graded in this process before the workers are forked from it, or None.
+
+    A process's first grade builds what later grades reuse (the automata's DFA states, compiled
+    patterns, the rules' claim targets, modules imported on first use): 10-20 ms, which every forked
+    worker paid again. Graded here, it is paid once and inherited. Only for deterministic suites
+    (a judge's session is the workers' own: a model or an HTTP client is not shared across a fork),
+    with `fork` workers, and a first trace small enough not to hold the workers back."""
+    if spec.name is not None or context.get_start_method() != "fork":
+        return None
+    first = tasks[0]
+    try:
+        size = first.span[1] if first.span is not None else os.stat(first.trace).st_size
+    except OSError:
+        return None  # (the worker names an unreadable trace)
+    if size > WARM_UP_BYTES:
+        return None
+    init_worker(spec, ledgers)
+    started = time.perf_counter()
+    try:
+        return grade_task(first)
+    finally:
+        out.grade_s += time.perf_counter() - started
 
 
 def _context():
