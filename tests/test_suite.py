@@ -321,17 +321,26 @@ def test_example_runs_are_what_the_generator_writes(tmp_path):
     assert len(list((copy / "runs").rglob("*.jsonl"))) == 20
 
 
-def test_the_parent_grades_the_first_run_before_it_forks(example, monkeypatch):
+def test_the_parent_grades_the_first_run_before_it_forks(example):
     """A deterministic suite's first run (a small trace) is graded by the parent, whose first grade
-    then builds what the forked workers reuse; the report is the one the workers alone give."""
-    from judge.suite import run as suite_run
+    then builds what the forked workers reuse; the report is the one the workers alone give. (In a
+    fresh interpreter: this one may run threads left by other tests, and then forks no workers.)"""
+    import subprocess
+    import sys
 
-    calls = []
-    run = grade_suite(SUITE, "nightly", jobs=2, progress=lambda done, total: calls.append((done, total)))
-    assert sum(w.tasks for w in run.worker_stats) == 19
-    assert calls[:2] == [(0, 20), (1, 20)] and calls[-1] == (20, 20)
-    assert run.report.model_dump() == example.model_dump()
-    monkeypatch.setattr(suite_run, "WARM_UP_BYTES", 0)  # a first trace too big: the workers grade every run
-    run = grade_suite(SUITE, "nightly", jobs=2)
-    assert sum(w.tasks for w in run.worker_stats) == 20
-    assert run.report.model_dump() == example.model_dump()
+    script = (
+        "import json, sys\n"
+        "from judge.suite import grade_suite\n"
+        "from judge.suite import run as suite_run\n"
+        "calls = []\n"
+        f"run = grade_suite({str(SUITE)!r}, 'nightly', jobs=2, progress=lambda d, t: calls.append((d, t)))\n"
+        "suite_run.WARM_UP_BYTES = 0  # a first trace too big: the workers grade every run\n"
+        f"big = grade_suite({str(SUITE)!r}, 'nightly', jobs=2)\n"
+        "print(json.dumps({'tasks': [sum(w.tasks for w in r.worker_stats) for r in (run, big)], 'calls': calls,\n"
+        "                  'reports': [r.report.model_dump(mode='json') for r in (run, big)]}))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["tasks"] == [19, 20]
+    assert out["calls"][:2] == [[0, 20], [1, 20]] and out["calls"][-1] == [20, 20]
+    assert out["reports"][0] == out["reports"][1] == example.model_dump(mode="json")
