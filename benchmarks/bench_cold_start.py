@@ -102,7 +102,9 @@ RULED_SCENARIO = {
                 "persistence": "until-replaced", "sensitivity": "normal"}],
     "deltas": [{"turn": 2, "op": "set", "key": "browser", "value": "firefox", "source": "user"}],
     "checkpoints": [{"after_turn": 2, "must_retain": ["no_deploy", "browser"]}],
-    "rules": [{"check": "forbidden-call", "key": "no_deploy", "tool": "deploy"},
+    # Each rule sees a matching event (a rule that sees none leaves its key to the judge, which then
+    # loads its model: tests/test_model_loading.py's scenario, which this follows).
+    "rules": [{"check": "forbidden-call", "key": "no_deploy", "tool": "*", "args": {"target": "production"}},
               {"check": "superseded-value", "key": "browser", "tool": "run_tests", "arg": "browser"}]}
 RULED_TRACE = [
     {"kind": "run", "run_id": "r1", "scenario": "ruled"},
@@ -110,7 +112,8 @@ RULED_TRACE = [
     {"id": "e2", "turn": 1, "kind": "tool-call", "call_id": "c1", "tool": "run_tests", "args": {"browser": "chromium"}},
     {"id": "e3", "turn": 1, "kind": "tool-result", "call_id": "c1", "tool": "run_tests", "status": "ok", "result": {}},
     {"id": "e4", "turn": 2, "kind": "user", "text": "Use firefox from now on."},
-    {"id": "e5", "turn": 2, "kind": "tool-call", "call_id": "c2", "tool": "run_tests", "args": {"browser": "firefox"}}]
+    {"id": "e5", "turn": 2, "kind": "tool-call", "call_id": "c2", "tool": "run_tests", "args": {"browser": "firefox"}},
+    {"id": "e6", "turn": 2, "kind": "tool-result", "call_id": "c2", "tool": "run_tests", "status": "ok", "result": {}}]
 
 
 def inputs() -> tuple[Path, Path]:

@@ -29,7 +29,6 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 from pydantic import BaseModel, ConfigDict, Field
-from scipy.stats import binomtest, chi2
 
 from calibration.bootstrap import CI_LEVEL
 from calibration.errors import CalibrationInputError
@@ -107,6 +106,8 @@ def wilson(k: int, n: int, *, level: float = CI_LEVEL) -> RateStat:
     """k/n with Wilson's score interval, via scipy.stats.binomtest(...).proportion_ci(method="wilson")."""
     if n < 1 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n >= 1; got k={k}, n={n}")
+    from scipy.stats import binomtest  # here: reading a record (every judged grade does) needs no scipy.stats
+
     interval = binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
     return RateStat(value=k / n, lower=float(interval.low), upper=float(interval.high), n=int(n),
                     k=int(k), level=level)
@@ -131,6 +132,8 @@ def mcnemar_test(y_base: ArrayLike, y_perturbed: ArrayLike, *, positive: str = "
     """McNemar's test of the paired answers "says `positive`", unperturbed vs perturbed: exact
     binomial while the discordant pairs are fewer than `exact_below`, else the continuity-corrected
     chi-square. No discordant pair gives p = 1."""
+    from scipy.stats import binomtest, chi2  # (as in wilson)
+
     base, perturbed = check_pair(y_base, y_perturbed)
     was, now = base == positive, perturbed == positive
     lost, gained = int(np.sum(was & ~now)), int(np.sum(~was & now))

@@ -232,3 +232,13 @@ def test_the_committed_graph_is_what_the_export_script_makes():
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "matches a fresh export" in done.stdout
+
+
+def test_opening_a_judged_session_imports_no_statistics_library():
+    """Every judged grade reads the judge's calibration record; reading one imports no scipy.stats
+    (its bias gate's tests import it when they run: importing it cost each `judge grade` ~1 CPU-s)."""
+    code = ("import sys; from judge.grade import GradeSession; GradeSession.open('local'); "
+            "print([m for m in ('scipy.stats', 'statsmodels', 'sklearn', 'onnxruntime', 'torch') if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
