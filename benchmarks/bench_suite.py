@@ -365,14 +365,16 @@ def main() -> None:
         f"Targets, this checkout: CPU **{'met' if cpu_ok else 'MISSED'}** ({x(now['j1'])} with 1 worker, "
         f"{x(now['j2'])} with 2); wall with 2 workers / 1: {x(now['wall'])}, "
         + ("**met**" if now["wall"] <= 0.6 else "over 0.6x") + (" on idle cores." if idle else
-        f" at load {load[0]:.1f} on {os.cpu_count()} cores: the second worker gets only part of a core, so this "
-        f"ratio cannot show the target. On 2 idle cores a single-threaded process's wall is its CPU, so the CPU "
+        f" at load {load[0]:.1f} on {os.cpu_count()} cores, not idle: the workers share the cores with other "
+        f"processes, so this ratio depends on them too. On 2 idle cores a single-threaded process's wall is its CPU, so the CPU "
         f"figures above predict (parent CPU + workers' CPU / 2) / (1-worker CPU) = {idle_estimate:.2f}x"
         + (" (target met by that estimate)." if idle_estimate <= 0.6 else " (over the target by that estimate).")),
         "",
         "Where the time goes (2 workers, this checkout): the parent plans the suite (manifest, scenario YAML), "
-        "forks two workers once, streams each run's paths to them and puts the results back in manifest order; "
-        "the workers spend their CPU grading (the row above), the rest is their start-up, the pipes and their exit. "
+        "forks one worker, grades the first run itself while that worker starts on the next ones (its warm-up, "
+        "which the second worker, forked after it, inherits), streams each run's paths to the workers and puts the "
+        "results back in manifest order; the workers spend their CPU grading (the row above), the rest is their "
+        "start-up, the pipes and their exit. "
         "Before, a concurrent.futures pool pickled chunks of runs up front through feeder and manager threads.",
         "",
         f"The control (no suite code involved): two processes each grading every other run with `grade_trace` took "

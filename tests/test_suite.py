@@ -337,10 +337,12 @@ def test_the_parent_grades_the_first_run_before_it_forks(example):
         "suite_run.WARM_UP_BYTES = 0  # a first trace too big: the workers grade every run\n"
         f"big = grade_suite({str(SUITE)!r}, 'nightly', jobs=2)\n"
         "print(json.dumps({'tasks': [sum(w.tasks for w in r.worker_stats) for r in (run, big)], 'calls': calls,\n"
+        "                  'each': [w.tasks for w in run.worker_stats],\n"
         "                  'reports': [r.report.model_dump(mode='json') for r in (run, big)]}))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["tasks"] == [19, 20]
+    assert len(out["each"]) == 2 and min(out["each"]) > 0  # the worker forked before the warm-up, and the other
     assert out["calls"][:2] == [[0, 20], [1, 20]] and out["calls"][-1] == [20, 20]
     assert out["reports"][0] == out["reports"][1] == example.model_dump(mode="json")

@@ -98,33 +98,55 @@ def test_ctrl_c_stops_the_suite_and_its_workers_within_two_seconds(tmp_path):
 # ---------------------------------------------------------------- the pool itself (judge.suite.pool)
 
 
-def _pool_run(monkeypatch, grade, tasks, jobs=2):
-    import multiprocessing
+def _in_a_fresh_interpreter(test: str) -> bool:
+    """Run `test` of this file in a fresh interpreter when this one runs threads (earlier tests left a
+    local LLM server): the patched grade_task reaches the workers only by fork, and forking a
+    threaded process could deadlock. True when it ran there (and passed)."""
     import threading
+
+    if threading.active_count() == 1:
+        return False
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"{__file__}::{test}"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout, done.stdout[-1000:]
+    return True
+
+
+def _pool_run(monkeypatch, grade, tasks, jobs=2, *, first=None):
+    """The pool over `tasks`, `first` workers started before the others (as a suite does around its
+    warm-up), and its run."""
+    import multiprocessing
 
     from judge.suite import pool, worker
 
-    if threading.active_count() > 1:  # earlier tests left threads (a local LLM server): a fork could deadlock
-        pytest.skip("the patched grade_task reaches the workers only by fork, and this process has threads")
-
     monkeypatch.setattr(worker, "init_worker", lambda spec, ledgers: None)
     monkeypatch.setattr(worker, "grade_task", grade)  # inherited by the forked workers
-    workers = pool.WorkerPool(jobs, None, {}, multiprocessing.get_context("fork"))
-    return workers, workers.run(tasks)
+    workers = pool.WorkerPool(None, {}, multiprocessing.get_context("fork"), tasks)
+    if first:
+        workers.start(first)
+    workers.start(jobs - (first or 0))
+    return workers, workers.run()
 
 
-def test_results_come_back_in_task_order_whatever_the_scheduling(monkeypatch):
+@pytest.mark.parametrize("first", [None, 1])
+def test_results_come_back_in_task_order_whatever_the_scheduling(monkeypatch, first):
+    if _in_a_fresh_interpreter(f"test_results_come_back_in_task_order_whatever_the_scheduling[{first}]"):
+        return
+
     def grade(task):
         time.sleep(0.002 * (task % 5))  # uneven runs finish out of order
         return {"task": task, "pid": os.getpid()}
 
-    _, done = _pool_run(monkeypatch, grade, list(range(40)))
+    _, done = _pool_run(monkeypatch, grade, list(range(40)), first=first)
     assert [r["task"] for r in done.results] == list(range(40))
     assert len({r["pid"] for r in done.results}) == 2 and sum(w.tasks for w in done.workers) == 40
     assert all(w.peak_rss_mb > 0 for w in done.workers)
 
 
 def test_a_worker_that_raises_fails_the_suite_with_its_traceback(monkeypatch):
+    if _in_a_fresh_interpreter("test_a_worker_that_raises_fails_the_suite_with_its_traceback"):
+        return
     from judge.suite.pool import WorkerError
 
     def grade(task):
@@ -138,6 +160,8 @@ def test_a_worker_that_raises_fails_the_suite_with_its_traceback(monkeypatch):
 
 
 def test_a_worker_that_dies_fails_the_suite(monkeypatch):
+    if _in_a_fresh_interpreter("test_a_worker_that_dies_fails_the_suite"):
+        return
     from judge.suite.pool import WorkerError
 
     def grade(task):

@@ -69,7 +69,6 @@ def _serve(conn: Any, spec: Any, ledgers: dict[str, Any], environ: dict[str, str
     try:
         init_worker(spec, ledgers)
         stats.start_cpu_s = time.process_time()
-        conn.send(("ready", None))
         while True:
             chunk = conn.recv()
             if chunk is None:
@@ -102,24 +101,38 @@ class WorkerError(RuntimeError):
 
 
 class WorkerPool:
-    """`jobs` worker processes started from `context` (a multiprocessing context: fork, or forkserver
-    when the parent runs threads), each given the judge spec and the parent's loaded ledgers."""
+    """Worker processes started from `context` (a multiprocessing context: fork, or forkserver when
+    the parent runs threads), each given the judge spec and the parent's loaded ledgers, to grade
+    `tasks`. `start(n)` starts n more (several calls may start them in steps: a suite forks one
+    before its parent's warm-up and the rest after it), each fed its first runs at once; `run()`
+    collects the results."""
 
-    def __init__(self, jobs: int, spec: Any, ledgers: dict[str, Any], context: Any) -> None:
+    def __init__(self, spec: Any, ledgers: dict[str, Any], context: Any, tasks: list[Any]) -> None:
+        self.spec, self.ledgers, self.context, self.tasks = spec, ledgers, context, tasks
         self.processes: list[Any] = []
         self.conns: list[Any] = []
-        frozen = context.get_start_method() == "fork"
+        self.pending = list(range(len(tasks)))[::-1]  # popped from the end: manifest order
+        self.outstanding: dict[int, int] = {}
+        self.jobs = 0  # the workers asked for so far (chunk sizes follow them)
+
+    def start(self, n: int) -> None:
+        """Start `n` more workers, each sent its first runs before the next is forked."""
+        self.jobs += n
+        frozen = self.context.get_start_method() == "fork"
         if frozen:
             gc.freeze()  # inherited objects are never scanned by the workers' GC: no copy-on-write of them
         try:
-            for _ in range(jobs):
-                parent_end, child_end = context.Pipe(duplex=True)
+            for _ in range(n):
+                parent_end, child_end = self.context.Pipe(duplex=True)
                 environ = None if frozen else dict(os.environ)  # a fork inherits it; a forkserver child does not
-                process = context.Process(target=_serve, args=(child_end, spec, ledgers, environ), daemon=True)
+                process = self.context.Process(target=_serve, args=(child_end, self.spec, self.ledgers, environ),
+                                               daemon=True)
                 process.start()
                 child_end.close()
                 self.processes.append(process)
                 self.conns.append(parent_end)
+                self.outstanding[id(parent_end)] = 0
+                self._feed(parent_end)  # it finds its first runs waiting once it has started
         except BaseException:
             self.stop()
             raise
@@ -127,31 +140,26 @@ class WorkerPool:
             if frozen:
                 gc.unfreeze()
 
-    def run(self, tasks: list[Any], progress: Callable[[int], None] | None = None) -> PoolRun:
+    def run(self, progress: Callable[[int], None] | None = None) -> PoolRun:
         """Grade every task; `progress(done)` after each result. Raises WorkerError when a worker
         fails; KeyboardInterrupt stops the workers before it propagates."""
         from multiprocessing.connection import wait
 
-        out = PoolRun(results=[None] * len(tasks))
-        pending = list(range(len(tasks)))[::-1]  # popped from the end: manifest order
-        outstanding = {id(c): 0 for c in self.conns}
+        out = PoolRun(results=[None] * len(self.tasks))
         live = {id(c): c for c in self.conns}
         done = 0
         try:
-            for conn in self.conns:
-                self._expect(conn, "ready")
-                self._feed(conn, tasks, pending, outstanding)
             while live:
                 for conn in wait(list(live.values())):
                     kind, payload = self._receive(conn)
                     if kind == "results":
                         for index, result in payload:
                             out.results[index] = result
-                        outstanding[id(conn)] -= 1
+                        self.outstanding[id(conn)] -= 1
                         done += len(payload)
                         if progress:
                             progress(done)
-                        self._feed(conn, tasks, pending, outstanding)
+                        self._feed(conn)
                     elif kind == "stats":
                         out.workers.append(payload)
                         del live[id(conn)]
@@ -161,11 +169,12 @@ class WorkerPool:
         self.stop(graceful=True)
         return out
 
-    def _feed(self, conn: Any, tasks: list[Any], pending: list[int], outstanding: dict[int, int]) -> None:
+    def _feed(self, conn: Any) -> None:
+        pending, outstanding = self.pending, self.outstanding
         while pending and outstanding[id(conn)] < PREFETCH:
-            size = max(1, min(MAX_CHUNK, len(pending) // (4 * len(self.conns))))
+            size = max(1, min(MAX_CHUNK, len(pending) // (4 * self.jobs)))
             chunk = [pending.pop() for _ in range(min(size, len(pending)))]
-            self._send(conn, [(index, tasks[index]) for index in chunk])
+            self._send(conn, [(index, self.tasks[index]) for index in chunk])
             outstanding[id(conn)] += 1
         if not pending and outstanding[id(conn)] == 0:
             self._send(conn, None)  # nothing left: report your stats and stop
@@ -177,11 +186,6 @@ class WorkerPool:
         except OSError:  # the worker is gone: what it said last (its error) is the reason
             self._receive(conn)
             raise WorkerError("a suite worker stopped reading its runs") from None
-
-    def _expect(self, conn: Any, kind: str) -> None:
-        got, _ = self._receive(conn)
-        if got != kind:
-            raise WorkerError(f"a suite worker sent {got!r} where {kind!r} was expected")
 
     def _receive(self, conn: Any) -> tuple[str, Any]:
         try:

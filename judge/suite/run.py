@@ -108,15 +108,20 @@ def run_tasks(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs:
     from judge.suite.pool import WorkerPool
 
     context = _context()
-    warm = _warm_up(tasks, spec, ledgers, context, out)
-    rest = tasks if warm is None else tasks[1:]
-    pool = WorkerPool(jobs, spec, ledgers, context)
+    warms = _warms_up(tasks, spec, context)
+    rest = tasks[1:] if warms else tasks
+    pool = WorkerPool(spec, ledgers, context, rest)
+    warm = None
     try:
+        if warms:  # one worker grades while this process warms up on the first run; the others inherit it
+            pool.start(1)
+            warm = _warm_up(tasks[0], spec, ledgers, out)
+        pool.start(min(jobs, len(rest)) - (1 if warms else 0))  # (no worker forked for nothing to do)
         if progress:  # only now: a progress bar may start a thread, and the workers exist already
             progress(0, len(tasks))
             if warm is not None:
                 progress(1, len(tasks))
-        done = pool.run(rest, (lambda n: progress(n + len(tasks) - len(rest), len(tasks))) if progress else None)
+        done = pool.run((lambda n: progress(n + len(tasks) - len(rest), len(tasks))) if progress else None)
     except BaseException:  # Ctrl-C or a bug: the workers are stopped, not left to finish the queue
         pool.stop()
         raise
@@ -131,24 +136,29 @@ def run_tasks(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs:
 WARM_UP_BYTES = 1 << 20
 
 
-def _warm_up(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], context: Any, out: SuiteRun
-             ) -> dict[str, Any] | None:
-    """The first task's result, graded in this process before the workers are forked from it, or None.
-
-    A process's first grade builds what later grades reuse (the automata's DFA states, compiled
-    patterns, the rules' claim targets, modules imported on first use): 10-20 ms, which every forked
-    worker paid again. Graded here, it is paid once and inherited. Only for deterministic suites
-    (a judge's session is the workers' own: a model or an HTTP client is not shared across a fork),
-    with `fork` workers, and a first trace small enough not to hold the workers back."""
+def _warms_up(tasks: list[Task], spec: JudgeSpec, context: Any) -> bool:
+    """Whether this process grades the first task itself, before the workers after the first are
+    forked from it (`_warm_up`)."""
     if spec.name is not None or context.get_start_method() != "fork":
-        return None
+        return False
     first = tasks[0]
     try:
         size = first.span[1] if first.span is not None else os.stat(first.trace).st_size
     except OSError:
-        return None  # (the worker names an unreadable trace)
-    if size > WARM_UP_BYTES:
-        return None
+        return False  # (the worker names an unreadable trace)
+    return size <= WARM_UP_BYTES
+
+
+def _warm_up(first: Task, spec: JudgeSpec, ledgers: dict[str, Any], out: SuiteRun) -> dict[str, Any]:
+    """The first task's result, graded in this process before the workers after the first are
+    forked from it.
+
+    A process's first grade builds what later grades reuse (the automata's DFA states, compiled
+    patterns, the rules' claim targets, modules imported on first use): 10-20 ms, which every forked
+    worker paid again. Graded here, it is paid once and inherited; the one worker forked before it
+    grades meanwhile, so that no core waits for the warm-up. Only for deterministic suites (a
+    judge's session is the workers' own: a model or an HTTP client is not shared across a fork),
+    with `fork` workers, and a first trace small enough not to hold the workers back."""
     init_worker(spec, ledgers)
     started = time.perf_counter()
     try:
