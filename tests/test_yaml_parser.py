@@ -1,18 +1,20 @@
-"""Scenario files are parsed by libyaml (C) under PyYAML's composer when libyaml is installed: the
-nodes, the line numbers and every error must be the pure-Python parser's (judge.ledger.fixture)."""
+"""Scenario, policy and manifest files are read by PyYAML's pure-Python parser, never by libyaml's.
+
+libyaml (PyYAML's C parser) is ~8x faster, and was used for a few hours (stop 32, with the pure parser
+only for the texts libyaml refused). A mutation fuzz of the bundled YAML files then showed it is not
+the same parser: of 3,000 mutated files, 99 that the pure parser refuses were accepted, and 36 were
+read into other trees (other values, tags or columns). The texts below are small cases of each kind:
+the reader must give the pure parser's answer for every one, and libyaml must still disagree (else
+this test no longer says anything and may go).
+"""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 import yaml
 
 from judge.errors import FixtureError
 from judge.ledger import fixture
-
-ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.skipif(fixture._FAST is None, reason="PyYAML built without libyaml")
 
 
 def _tree(node):
@@ -26,78 +28,51 @@ def _tree(node):
     return node.tag, value, node.start_mark.line, node.start_mark.column
 
 
-def _yaml_files() -> list[Path]:
-    found = [p for d in ("examples", "judge", "docs") for p in (ROOT / d).rglob("*.y*ml")]
-    return sorted(p for p in found if p.suffix in (".yaml", ".yml"))
-
-
-def _pure(text: str):
-    return yaml.compose(text, Loader=fixture._BoundedLoader)
-
-
-def test_the_fast_loader_is_libyaml_under_the_bounded_composer():
-    assert fixture._FAST is not None
-    mro = fixture._FAST.__mro__
-    assert mro.index(fixture._Bounded) < mro.index(yaml.composer.Composer) < mro.index(yaml._yaml.CParser)
-
-
-@pytest.mark.parametrize("path", _yaml_files(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_bundled_yaml_file_composes_to_the_same_nodes(path: Path):
-    text = path.read_text(encoding="utf-8")
-    assert _tree(yaml.compose(text, Loader=fixture._FAST)) == _tree(_pure(text))
-    assert fixture.parse_structured(text, "x") == _parse_pure(text)
-
-
-def _parse_pure(text: str):
-    saved, fixture._FAST = fixture._FAST, None
+def _composed(text: str, loader):
     try:
-        return fixture.parse_structured(text, "x")
-    except FixtureError as exc:
-        return str(exc)
-    finally:
-        fixture._FAST = saved
+        return _tree(yaml.compose(text, Loader=loader))
+    except yaml.YAMLError as exc:
+        return type(exc).__name__
 
 
-def _parse(text: str):
-    try:
-        return fixture.parse_structured(text, "x")
-    except FixtureError as exc:
-        return str(exc)
+def _libyaml_composer():
+    from yaml._yaml import CParser
+    from yaml.composer import Composer
+    from yaml.constructor import SafeConstructor
+    from yaml.resolver import Resolver
+
+    class ComposingCParser(Composer, CParser, SafeConstructor, Resolver):
+        def __init__(self, stream):
+            CParser.__init__(self, stream)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+    return ComposingCParser
 
 
-TEXTS = [
-    "a: 1\nb: [1, 2.5, true, null, ~, 0x1f, 1e5, 2001-12-14]\nc: {d: 'x', e: \"y\\u00e9\"}\n",
-    "base: &b {x: 1, y: [1, 2]}\nuse: *b\nmore: *b\n",
-    "- a\n- - b\n  - c: |\n      block\n      text\n- >\n  folded\n  text\n",
-    "key: [1, 2\n",                     # unclosed flow sequence
-    "a: 1\na: 2\n",                      # duplicate key (ours)
-    "a:\n\t- 1\n",                       # a tab where indentation is
-    "a: *nowhere\n",                     # unknown alias
-    "a: b: c\n",                         # mapping values not allowed here
-    "a: \ud800\n",                       # a lone surrogate (libyaml cannot encode it)
-    "a: \x07\n",                         # a control character
-    "? [a, b]\n: c\n",                   # a complex key (ours refuses it)
-    "%YAML 1.1\n---\na: 1\n",
-    "a: 1\n---\nb: 2\n",                 # two documents
-    "\ufeffa: 1\n",                      # a byte order mark
-    "[" * 60 + "]" * 60,                 # nesting past MAX_DEPTH
-    "a: &a [x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
-    "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
-    "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n",  # a bomb
-    '{"a": 1, "b": [1, 2]}',             # JSON
-    '{"a": 1e5, "b": "\\ud83d"}',        # JSON YAML reads differently
-    "",
-    "# only a comment\n",
+DISAGREE = [
+    "a:\t1\n",                                 # a tab after the colon: the pure parser refuses it
+    "key: [x, c\tonf]\n",                      # a tab inside a flow scalar
+    "- {key:\tgoal, class: goal}\n",
+    "{a: x, tool? y}\n",                       # `?` inside a flow mapping's key
+    "a: [x,!b, c]\n",                          # a tag right after a comma: other tags, another length
+    "- {turn: ,5, op: x}\n",                   # an empty value: another column
+    "a:\n  - key: k\n    \ufeffclass: c\n",    # a byte order mark inside a line: another column
+    "a: 1\n\ufeff  b: 2\n",                    # ... at a line's start: libyaml refuses it
 ]
 
 
-@pytest.mark.parametrize("text", TEXTS)
-def test_results_and_errors_are_the_pure_parsers(text: str):
-    assert _parse(text) == _parse_pure(text)
+@pytest.mark.parametrize("text", DISAGREE)
+def test_the_reader_follows_the_pure_parser_where_libyaml_disagrees(text: str):
+    pure = _composed(text, yaml.SafeLoader)
+    assert _composed(text, fixture._BoundedLoader) == pure
+    if isinstance(pure, str):  # refused: one line naming the file and the line, exit code 2
+        with pytest.raises(FixtureError, match=r"x\.yaml"):
+            fixture.parse_structured(text, "x.yaml")
+    if yaml.__with_libyaml__:
+        assert _composed(text, _libyaml_composer()) != pure
 
 
-def test_the_fast_path_refuses_a_bomb_at_the_same_line():
-    bomb = TEXTS[15]
-    message = _parse(bomb)
-    assert isinstance(message, str) and "aliases" in message and "expand" in message, message
-    assert message == _parse_pure(bomb)
+def test_the_bounded_loader_is_the_pure_python_one():
+    mro = fixture._BoundedLoader.__mro__
+    assert yaml.SafeLoader in mro and all(not c.__module__.startswith("yaml._yaml") for c in mro)

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
-from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
 
 from judge.errors import FixtureError
@@ -89,18 +88,15 @@ class _NodeError(ValueError):
         self.message, self.line, self.loc = message, line, loc
 
 
-class _Bounded(Composer):
-    """A safe loader's composer (a mixin), refusing nesting deeper than MAX_DEPTH (it recurses) and aliases
+class _BoundedLoader(yaml.SafeLoader):
+    """The safe loader's composer, refusing nesting deeper than MAX_DEPTH (it recurses) and aliases
     that would expand past MAX_YAML_VALUES values or MAX_YAML_BYTES bytes, as they are composed: a
     bomb is refused at the alias that crosses the limit, before the rest of the file is read."""
 
     _depth = 0
-    if TYPE_CHECKING:  # the parser's, next in the MRO (PyYAML's or libyaml's)
-        def check_event(self, *choices: Any) -> bool: ...
-        def peek_event(self) -> Any: ...
 
     def __init__(self, stream: Any) -> None:
-        super().__init__(stream)  # type: ignore[call-arg]  # (the loader's __init__, next in the MRO)
+        super().__init__(stream)
         self._sizes: dict[int, tuple[int, int]] = {}  # id(node) -> (values, bytes) it expands to
         self._spent = [0, 0]
 
@@ -139,46 +135,6 @@ class _Bounded(Composer):
         return node
 
 
-class _BoundedLoader(_Bounded, yaml.SafeLoader):
-    """The bounded composer over PyYAML's pure-Python scanner and parser."""
-
-
-_FAST: type | None = None
-if yaml.__with_libyaml__:
-    from yaml._yaml import CParser
-    from yaml.resolver import Resolver
-
-    class _ComposingCParser(Composer, CParser, SafeConstructor, Resolver):
-        """libyaml's scanner and parser (C: about 8x the pure-Python ones' speed) under PyYAML's
-        composer (Python, first in the MRO): the nodes are the same, and the bounds above apply."""
-
-        def __init__(self, stream: Any) -> None:
-            CParser.__init__(self, stream)
-            Composer.__init__(self)
-            SafeConstructor.__init__(self)
-            Resolver.__init__(self)
-
-    class _FastBoundedLoader(_Bounded, _ComposingCParser):
-        """The bounded composer over libyaml's parser."""
-
-    _FAST = _FastBoundedLoader
-
-
-def _compose(text: str) -> Any:
-    """The node tree of `text`. libyaml parses it when installed; text it refuses (or cannot take:
-    a lone surrogate) is read again by the pure-Python parser, whose error is the one reported, so
-    messages and lines do not depend on how PyYAML was built. (_NodeError, the bounds', is raised
-    by the shared composer either way.)"""
-    if _FAST is not None:
-        try:
-            return yaml.compose(text, Loader=_FAST)
-        except _NodeError:
-            raise
-        except (yaml.YAMLError, UnicodeEncodeError):
-            pass
-    return yaml.compose(text, Loader=_BoundedLoader)
-
-
 def read_structured(path: Path) -> tuple[Any, dict[Loc, int]]:
     """Parse a YAML or JSON file (a `.json` file as JSON only), within the limits above."""
     try:
@@ -209,7 +165,7 @@ def parse_structured(text: str, name: str, *, json_only: bool = False) -> tuple[
     if json_data is not None:
         text = text.replace("\t", " ")  # valid JSON has raw tabs only between tokens
     try:
-        node = _compose(text)
+        node = yaml.compose(text, Loader=_BoundedLoader)
     except _NodeError as exc:
         raise FixtureError(f"invalid YAML/JSON: {exc.message}", file=name, line=exc.line) from None
     except yaml.YAMLError as exc:
