@@ -242,3 +242,16 @@ def test_opening_a_judged_session_imports_no_statistics_library():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_deterministic_grade_imports_no_judge_module():
+    """`--judge none` grades import nothing of judge.judges while grading (it was imported to ask a
+    judge that is None whether it audits summaries: ~3 ms of every first grade, and of every suite
+    worker's)."""
+    code = ("import sys; from judge.api import load_ledger; from judge.grade import grade_trace; "
+            "ledger = load_ledger('examples/checkout-firefox/scenario.yaml'); before = set(sys.modules); "
+            "grade_trace(ledger, 'examples/checkout-firefox/drift.jsonl', judge=None); "
+            "print(sorted(m for m in set(sys.modules) - before if m.startswith('judge.judges')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -27,10 +27,10 @@ from judge.ledger import ExpectedLedger
 
 def consulted_only_when_needed(judge: Any) -> bool:
     """Whether the judge's backend is asked only when a key needs it (its spec says so)."""
-    from judge.judges.spec import backend_specs
-
     if judge is None:
         return False
+    from judge.judges.spec import backend_specs
+
     backend = getattr(getattr(judge, "config", None), "backend", None) or judge.fingerprint().get("backend")
     spec = backend_specs().get(backend) if isinstance(backend, str) else None
     return spec is not None and spec.asked_only_when_needed

@@ -25,9 +25,11 @@ FAILURES = ("missing", "distorted", "obsolete-as-current", "assumption-promoted"
 def audits_summaries(judge: Any) -> bool:
     """Will the grade audit the run's summaries (so it must keep them)? When the judge's backend
     audits while grading (its spec says so: the embedding judge)."""
+    if judge is None:  # (a deterministic grade does not import the judges' package at all)
+        return False
     from judge.judges.factory import audits_while_grading
 
-    return judge is not None and audits_while_grading(judge)
+    return audits_while_grading(judge)
 
 
 def audit_run_summaries(ledger: ExpectedLedger, summaries: list[Any] | None, judge: Any,
