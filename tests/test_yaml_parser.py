@@ -35,19 +35,16 @@ def _composed(text: str, loader):
         return type(exc).__name__
 
 
-def _libyaml_composer():
-    from yaml._yaml import CParser
-    from yaml.composer import Composer
-    from yaml.constructor import SafeConstructor
-    from yaml.resolver import Resolver
+def _fuzz_script():
+    """benchmarks/yaml_fuzz.py as a module (its libyaml loader, its fuzz)."""
+    import importlib.util
+    from pathlib import Path
 
-    class ComposingCParser(Composer, CParser, SafeConstructor, Resolver):
-        def __init__(self, stream):
-            CParser.__init__(self, stream)
-            Composer.__init__(self)
-            SafeConstructor.__init__(self)
-            Resolver.__init__(self)
-    return ComposingCParser
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "yaml_fuzz.py"
+    spec = importlib.util.spec_from_file_location("yaml_fuzz", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 DISAGREE = [
@@ -70,9 +67,22 @@ def test_the_reader_follows_the_pure_parser_where_libyaml_disagrees(text: str):
         with pytest.raises(FixtureError, match=r"x\.yaml"):
             fixture.parse_structured(text, "x.yaml")
     if yaml.__with_libyaml__:
-        assert _composed(text, _libyaml_composer()) != pure
+        assert _composed(text, _fuzz_script()._libyaml_loader()) != pure
 
 
 def test_the_bounded_loader_is_the_pure_python_one():
     mro = fixture._BoundedLoader.__mro__
     assert yaml.SafeLoader in mro and all(not c.__module__.startswith("yaml._yaml") for c in mro)
+
+
+@pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML built without libyaml")
+def test_the_fuzz_figures_quoted_are_the_fuzz_scripts():
+    """benchmarks/yaml_fuzz.py's docstring (and RESULTS.md) quote its seed-1 figures: they still hold."""
+    import re
+
+    module = _fuzz_script()
+    quoted = re.search(r"Seed 1, 3,000 cases .*?: (\d+) accepted that\s+the pure parser refuses, (\d+) other trees",
+                       module.__doc__, re.S)
+    assert quoted, module.__doc__
+    counts, _ = module.fuzz(1, 3000)
+    assert (counts["accepted, pure refuses"], counts["other tree"]) == (int(quoted[1]), int(quoted[2]))
