@@ -10,6 +10,8 @@ this test no longer says anything and may go).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 
@@ -70,6 +72,24 @@ def test_the_reader_follows_the_pure_parser_where_libyaml_disagrees(text: str):
         assert _composed(text, _fuzz_script()._libyaml_loader()) != pure
 
 
+READ_AS = {  # what the reader gives for the texts the pure parser accepts (libyaml reads them otherwise)
+    "a: [x,!b, c]\n": "could not determine a constructor for the tag '!b,'",  # libyaml: tag '!b', 3 items
+    "- {turn: ,5, op: x}\n": [{"turn": None, 5: None, "op": "x"}],
+    "a:\n  - key: k\n    \ufeffclass: c\n": {"a": [{"key": "k", "\ufeffclass": "c"}]},
+    "a: 1\n\ufeff  b: 2\n": {"a": 1, "\ufeff  b": 2},  # libyaml refuses it
+}
+
+
+@pytest.mark.parametrize("text", list(READ_AS))
+def test_what_the_pure_parser_accepts_reads_as_it_did(text: str):
+    expected = READ_AS[text]
+    if isinstance(expected, str):
+        with pytest.raises(FixtureError, match=re.escape(expected)):
+            fixture.parse_structured(text, "x.yaml")
+    else:
+        assert fixture.parse_structured(text, "x.yaml")[0] == expected
+
+
 def test_the_bounded_loader_is_the_pure_python_one():
     mro = fixture._BoundedLoader.__mro__
     assert yaml.SafeLoader in mro and all(not c.__module__.startswith("yaml._yaml") for c in mro)
@@ -78,8 +98,6 @@ def test_the_bounded_loader_is_the_pure_python_one():
 @pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML built without libyaml")
 def test_the_fuzz_figures_quoted_are_the_fuzz_scripts():
     """benchmarks/yaml_fuzz.py's docstring (and RESULTS.md) quote its seed-1 figures: they still hold."""
-    import re
-
     module = _fuzz_script()
     quoted = re.search(r"Seed 1, 3,000 cases .*?: (\d+) accepted that\s+the pure parser refuses, (\d+) other trees",
                        module.__doc__, re.S)
