@@ -11,9 +11,15 @@ export LITELLM_OFFLINE_MODE := true
 export LITELLM_MODE := PRODUCTION
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-fast install clean-venv bench docs
+.PHONY: demo test test-fast install compiled clean-venv bench docs
 
-install: $(STAMP)
+install: $(STAMP) compiled
+
+# The grader's hot modules compiled by mypyc into $(VENV)/judge-compiled/ (scripts/build_compiled.py,
+# judge/compiled.py): about 30 s, again only when one of their sources changed; judge loads them only
+# while they match their sources. Without a C compiler judge stays pure Python (the same results).
+compiled: $(STAMP)
+	@$(BIN)/python scripts/build_compiled.py --if-stale
 
 # torch is pinned and installed first: pip takes the CPU build from local disk; an unpinned
 # torch (pulled in by sentence-transformers) would resolve a multi-GB CUDA build. judge/__init__.py

@@ -11,7 +11,9 @@ times are CPU seconds of the process (user + system, which the machine's other w
 inflate the way it does wall time), each ratio taken within one round and the median reported.
 
   json     a plain `json.loads` of every line of the same file: the floor any JSONL grader pays;
-  now      `grade_trace(ledger, path, judge=None)` of this checkout;
+  now      `grade_trace(ledger, path, judge=None)` of this checkout (compiled modules in use when
+           `make install` built them: judge.compiled);
+  pure     with `--pure`: the same, as pure Python (JUDGE_PURE_PYTHON=1);
   before   the same of `--baseline` (omitted without it).
 
 Rows (the issue's targets): `--size` events (default 1M) graded with ONE checkpoint window over the
@@ -36,6 +38,7 @@ from statistics import median
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TITLE = "Memory by construction (issue 26, bench_windows.py)"
+PURE = "pure"  # the variant of this checkout run as pure Python (JUDGE_PURE_PYTHON=1)
 
 
 def _status_mb(field: str) -> float:
@@ -67,11 +70,16 @@ def child(mode: str, trace: str, scenario: str, root: str) -> dict:
         measured = Path(sys.modules["judge"].__file__).resolve()
         if not str(measured).startswith(str(Path(root).resolve())):
             raise SystemExit(f"measured {measured}, not the package under {root}")
+        loader = type(getattr(sys.modules["judge.trace.load"], "__loader__", None)).__name__
+        extra["compiled"] = loader == "ExtensionFileLoader"
     return {"events": n, "cpu": time.process_time() - t0, "peak_mb": _status_mb("VmHWM"), **extra}
 
 
-def run_child(mode: str, trace: Path, scenario: Path, root: Path) -> dict:
+def run_child(mode: str, trace: Path, scenario: Path, root: Path, pure: bool = False) -> dict:
     env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("JUDGE_PURE_PYTHON", None)
+    if pure:  # this checkout without its compiled modules (judge.compiled)
+        env["JUDGE_PURE_PYTHON"] = "1"
     out = subprocess.run([sys.executable, __file__, "--child", mode, str(trace), str(scenario), str(root)],
                          check=True, capture_output=True, text=True, cwd=ROOT, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -88,7 +96,7 @@ def measure(n: int, plans: list[int], roots: dict[str, Path], repeat: int, out: 
             _, scenario = generate(n, k, seed, out)
             found[k].setdefault("json", []).append(js)
             for name, root in roots.items():
-                result = run_child("grade", trace, scenario, root)
+                result = run_child("grade", trace, scenario, root, pure=name == PURE)
                 result["ratio"] = result["cpu"] / js["cpu"]
                 found[k].setdefault(name, []).append(result)
     return found
@@ -118,6 +126,15 @@ def plan_table(n: int, found: dict, names: list[str]) -> list[str]:
     return out
 
 
+def compiled_line(found: dict) -> str:
+    """Which variants ran the compiled modules (judge.compiled), as each child saw it."""
+    by = next(iter(found.values()))
+    said = {v: ("compiled" if r[0].get("compiled") else "pure Python") for v, r in by.items() if v != "json"}
+    return ("Modules: " + "; ".join(f"{v} {how}" for v, how in said.items())
+            + " (`now` is this checkout as `make install` leaves it: the grader's hot modules compiled by mypyc, "
+            "judge.compiled; `pure` the same sources without them).")
+
+
 def linear_table(small: int, big: int, found_small: dict, found_big: dict) -> list[str]:
     s, b = found_small["now"], found_big["now"]
     per_s, per_b = med(s, "cpu") / s[0]["events"], med(b, "cpu") / b[0]["events"]
@@ -142,6 +159,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path, default=Path("/tmp/judge-traces"), help="where the traces are made")
     ap.add_argument("--baseline", type=Path, help="directory holding the code before")
+    ap.add_argument("--pure", action="store_true", help="also this checkout as pure Python (JUDGE_PURE_PYTHON=1: "
+                    "without the modules `make install` compiles)")
     ap.add_argument("--results", action="store_true", help=f"write the section {TITLE!r} of RESULTS.md")
     ap.add_argument("--child", nargs=4, metavar=("MODE", "TRACE", "SCENARIO", "ROOT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -152,7 +171,8 @@ def main() -> None:
     from _results import quick_defaults, run_kind
     quick_defaults(args, {"size": 200_000, "linear": 1_000_000, "repeat": 1},
                    {"size": 1_000_000, "linear": 10_000_000, "repeat": 3})
-    roots = {"now": ROOT, **({"before": args.baseline.resolve()} if args.baseline else {})}
+    roots = {"now": ROOT, **({PURE: ROOT} if args.pure else {}),
+             **({"before": args.baseline.resolve()} if args.baseline else {})}
     load0, started = os.getloadavg(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"load {load0[0]:.1f} / {load0[1]:.1f}; " + "; ".join(f"{k}: {v}" for k, v in roots.items()), flush=True)
     plans = measure(args.size, [1, 20], roots, args.repeat, args.out, args.seed)
@@ -179,12 +199,13 @@ def main() -> None:
              + (f"{fmt_n(args.linear)} for the linear row" if args.linear else "no linear row")
              + f", {args.repeat} round(s)."), "",
             f"`nice -n 10 .venv/bin/python benchmarks/bench_windows.py{' --quick' if args.quick else ''} --size "
-            f"{args.size} --linear {args.linear} --repeat {args.repeat}{' --baseline BASE' if args.baseline else ''}"
+            f"{args.size} --linear {args.linear} --repeat {args.repeat}{' --pure' if args.pure else ''}"
+            f"{' --baseline BASE' if args.baseline else ''}"
             f" --out DIR --results` on {started}; BASE: "
             "a detached worktree of the code before. Machine: " + machine() + f"; load average {load0[0]:.1f} / "
             f"{load0[1]:.1f} (1 / 5 min) at the start, {load1[0]:.1f} / {load1[1]:.1f} at the end. CPU seconds of "
             "each process, fresh per measurement, rounds interleaved, medians; a ratio is within one round.", "",
-            *plan_table(args.size, plans, names)]
+            *plan_table(args.size, plans, names), "", compiled_line(plans)]
     if linear:
         text += ["", f"**Linear** (this checkout, 20 checkpoints, the same generator; {args.repeat} round(s)):", "",
                  *linear_table(100_000, args.linear, *linear)]

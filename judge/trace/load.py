@@ -12,7 +12,6 @@ refuses takes the slow path: parsed, redacted, validated by pydantic, which name
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -225,9 +224,7 @@ class TraceReader:
             raise ValueError("only a trace file can be read again")
         if count <= 0:
             return
-        again = copy.copy(self)
-        again.raw_hook = None
-        again.redactor = self.redactor.sharing_ids()
+        redactor = self.redactor.sharing_ids()  # the counts and the raw hook are not touched again
         decode = DECODE_ID if ids_only else DECODE
         hidden = self.redactor.hidden
         for lineno, raw, flag in self._file.lines_from(line):
@@ -240,7 +237,7 @@ class TraceReader:
                 except DecodeError:
                     pass
             if event is None:
-                event = again._validated(lineno, raw, flag, False)
+                event = self._validated(lineno, raw, flag, False, redactor=redactor, hooked=False)
                 if event is None:
                     continue
                 event = from_model(event)
@@ -249,21 +246,26 @@ class TraceReader:
             if not count:
                 return
 
-    def _validated(self, lineno: int, raw: Any, flag: int, tried: bool) -> Event | None:
+    def _validated(self, lineno: int, raw: Any, flag: int, tried: bool, *, redactor: Redactor | None = None,
+                   hooked: bool = True) -> Event | None:
         """A line the fast decoder did not take: pydantic's JSON validation first when nothing needs
         redacting (it takes what its lax mode allows; `tried`: it already failed), else the slow
-        path (`_event`)."""
+        path (`_event`: `redactor` the reader's own unless given; `hooked`: the raw hook sees the line)."""
         if flag != SLOW and not tried:
             try:
                 return _VALIDATE_JSON(raw)
             except ValidationError:
                 pass
-        return self._event(lineno, raw, flag != SLOW)
+        return self._event(lineno, raw, flag != SLOW, redactor=redactor, hooked=hooked)
 
-    def _event(self, lineno: int, raw: Any, tried_fast: bool | None = None) -> Event | None:
+    def _event(self, lineno: int, raw: Any, tried_fast: bool | None = None, *, redactor: Redactor | None = None,
+               hooked: bool = True) -> Event | None:
         """One event; `tried_fast`: whether the caller already ran the precheck and the fast path
-        (True: it failed validation, False: the line needs the slow path), None: not yet."""
-        redactor = self.redactor
+        (True: it failed validation, False: the line needs the slow path), None: not yet.
+        `redactor`: the reader's own unless given; `hooked`: whether the raw hook sees the line
+        (`reread` gives a redactor of its own, and no hook: the first read did both)."""
+        if redactor is None:
+            redactor = self.redactor
         if tried_fast is None and isinstance(raw, str) and raw.strip() and not redactor.line_needs_redaction(raw):
             # Fast path: nothing to redact, let pydantic parse the JSON itself.
             try:
@@ -279,7 +281,7 @@ class TraceReader:
         if kind not in EVENT_KINDS:
             raise self._error(lineno, "kind", f"unknown event kind {kind!r} (expected one of "
                               f"{', '.join(EVENT_KINDS)})")
-        if self.raw_hook is not None:
+        if hooked and self.raw_hook is not None:
             self.raw_hook(record)
         try:
             record = redact_event_dict(dict(record), redactor)  # also measures the nesting

@@ -28,7 +28,7 @@ from judge.trace.prescan import candidate_lines, only_base64_runs
 # An e-mail's `x@`, url credentials' `pass@`: any `@` after a character an address can end with
 # (not after white space, a quote, or an escape such as `\n` that only looks like a letter).
 _AT = re.compile(r"@(?<![\s\"@]@)(?<!(?<!\\)\\[nrtbf]@)").search  # `@` first: a fast literal scan
-SURROGATE = re.compile("[\ud800-\udfff]").search
+SURROGATE = re.compile(f"[{chr(0xD800)}-{chr(0xDFFF)}]").search  # (mypyc refuses surrogates in literals)
 # A JSON value that is not a finite number: `NaN`, `Infinity`, or an exponent of 3 digits or more.
 # A JWT's shape (judge.trace.encoded.JWT, without its checks); a Spanish DNI or NIE's 7 digits and letter.
 _JWT_SHAPE = re.compile(r"e[yw][A-Za-z0-9_-]{2,}+\.[A-Za-z0-9_-]{2,}+\.").search
