@@ -88,8 +88,8 @@ class CompiledFinder:
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
-        if not fullname.startswith("judge."):
-            return None
+        if not fullname.startswith("judge.") and not fullname.endswith("__mypyc"):
+            return None  # (the modules' one shared library is a top-level `<hash>__mypyc`)
         file = self._check().get(fullname)
         if file is None:
             return None

@@ -62,7 +62,7 @@ def build(out: Path, jobs: int) -> dict:
         # mypycify inside setup(): the generated C in tmp/c, objects in tmp/obj, extensions in tmp/lib.
         code = ("import sys; from setuptools import setup; from mypyc.build import mypycify; "
                 "setup(name='judge-compiled', packages=[], script_args=sys.argv[1:], "
-                f"ext_modules=mypycify({[*MYPY_OPTIONS, *files]!r}, separate=True, opt_level='3', target_dir={tmp + '/c'!r}))")
+                f"ext_modules=mypycify({[*MYPY_OPTIONS, *files]!r}, separate=False, opt_level='3', target_dir={tmp + '/c'!r}))")
         args = [sys.executable, "-c", code, "build_ext", "--build-lib", f"{tmp}/lib", "--build-temp", f"{tmp}/obj",
                 "-j", str(jobs)]
         done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
