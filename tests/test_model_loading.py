@@ -255,3 +255,15 @@ def test_a_deterministic_grade_imports_no_judge_module():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_rules_only_grade_through_the_library_imports_no_event_loop(tmp_path):
+    # asyncio (and ssl with it) is ~3 MB of a 1M-event grade's baseline and ~18 ms of its start: only a
+    # judge's requests need it (judge.grade.run, judge.grade.cases import it when they ask one).
+    spath, tpath = _write(tmp_path, RULED, TRACE)
+    code = ("import sys, json; from judge.api import load_ledger; from judge.grade import grade_trace; "
+            f"r = grade_trace(load_ledger({str(spath)!r}), {str(tpath)!r}, judge=None); "
+            "print(json.dumps([r.outcome, [m for m in ('asyncio', 'ssl') if m in sys.modules]]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["pass", []]

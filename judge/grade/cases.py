@@ -10,7 +10,6 @@ verdict on the case is its finding for the key in the answer. Cases are split in
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -152,6 +151,8 @@ def evidence_of(result: JudgeResult, key: str) -> str | None:
 def ask(judge: Judge, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
     """The judge's answers to `requests`, asked concurrently on one event loop (the judge bounds its
     own concurrency), then its connections closed, as the grader does."""
+    import asyncio  # (here, as in judge.grade.run: only when a judge is asked)
+
     async def run() -> list[JudgeResult]:
         try:
             return list(await asyncio.gather(*(judge.judge_checkpoint(r) for r in requests)))

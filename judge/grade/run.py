@@ -6,7 +6,6 @@ merged per key (judge.grade.findings) and the first divergence found (judge.grad
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -77,6 +76,8 @@ def _judge_request(window: Window, keys: list[str], ledger: ExpectedLedger, head
 
 
 async def _run_judge(judge: Judge, requests: list[tuple[Window, JudgeRequest]]) -> None:
+    import asyncio  # (here: a grade no judge answers never imports asyncio, ~10 MB with ssl)
+
     try:
         results = await asyncio.gather(*(judge.judge_checkpoint(req) for _, req in requests))
     finally:
@@ -143,6 +144,8 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
                               or judge_needed(acc.windows, keys_by_window, ledger, rules)):
         requests = [(w, _judge_request(w, keys, ledger, reader.header))
                     for w, keys in zip(acc.windows, keys_by_window, strict=False) if keys and w.has_events]
+        import asyncio
+
         asyncio.run(_run_judge(judge, requests))
     checkpoints = [checkpoint_report(w, keys, ledger, rules, binding=binding)
                    for w, keys in zip(acc.windows, keys_by_window, strict=False)]
