@@ -30,8 +30,9 @@ from pathlib import Path
 from types import ModuleType
 
 # Compiled by `make install` (the 1M-event grade's hot loop: the reader, the redaction precheck, the
-# rules' shared state, the windows). Modules that define pydantic models or msgspec structs stay
-# Python: their classes must stay the libraries' own.
+# rules' shared state, the windows). Modules that define pydantic models stay Python: compiled, a
+# model lost its annotations (the rule registry read an empty `check` tag); tests/test_compiled.py
+# holds that. (A msgspec struct compiles as a plain Python class: judge.checks.rules.Hit.)
 MODULES = (
     "judge.trace.ids", "judge.trace.blocks", "judge.trace.prescan", "judge.trace.precheck",
     "judge.trace.encoded", "judge.trace.normal", "judge.trace.load", "judge.trace.redact",
@@ -77,7 +78,10 @@ class CompiledFinder:
             except (OSError, ValueError):
                 self.reason = f"no build in {self.directory}"
                 return self._files
-            if manifest.get("cache_tag") != sys.implementation.cache_tag:
+            if not isinstance(manifest, dict) or not isinstance(manifest.get("sources"), dict) \
+                    or not isinstance(manifest.get("files"), dict):
+                self.reason = f"an unreadable manifest in {self.directory}"  # (never an error at import)
+            elif manifest.get("cache_tag") != sys.implementation.cache_tag:
                 self.reason = f"built for {manifest.get('cache_tag')}, not {sys.implementation.cache_tag}"
             elif source_digests(list(manifest["sources"]), self.root) != manifest["sources"]:
                 self.reason = "a source changed since the build (make install compiles it again)"

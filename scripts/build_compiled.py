@@ -8,8 +8,8 @@
 `make install` runs it with --if-stale (so `make test` and `make demo` rebuild after an edit). The
 extensions and a manifest go to `.venv/judge-compiled/` (never into the source tree, which stays
 what git holds); judge.compiled loads them only while every source the build read is unchanged.
-mypyc ships with mypy (a test dependency); gcc and the Python headers must be there. A build that
-fails leaves judge pure Python (exit 0 with a message unless --strict): nothing else depends on it.
+mypyc ships with mypy, which builds with setuptools (both in the test extra); gcc and the Python headers
+must be there. A build that fails leaves judge pure Python (exit 0 with a message unless --strict): nothing else depends on it.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ while they match their sources, all or none, and grading exactly as the pure-Pyt
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -70,7 +71,27 @@ def test_a_build_for_another_interpreter_or_none_at_all_is_not_loaded(tmp_path):
     other = compiled.CompiledFinder(build)
     assert other.find_spec("judge.trace.load") is None and "cpython-399" in other.reason
     assert compiled.CompiledFinder(tmp_path / "nothing").find_spec("judge.trace.load") is None
-    assert compiled.install(tmp_path / "nothing") is None or compiled.install() is not None
+
+
+def test_install_puts_one_finder_first_unless_turned_off_or_nothing_is_built(tmp_path, monkeypatch):
+    # (this process has its finder already: each case starts from a meta path without it)
+    without = [f for f in sys.meta_path if not isinstance(f, compiled.CompiledFinder)]
+    monkeypatch.setattr(sys, "meta_path", list(without))
+    monkeypatch.delenv(compiled.ENV_OFF, raising=False)
+    assert compiled.install(tmp_path / "nothing") is None and sys.meta_path == without
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / compiled.MANIFEST).write_text("{}", encoding="utf-8")
+    monkeypatch.setenv(compiled.ENV_OFF, "1")
+    assert compiled.install(build) is None and sys.meta_path == without
+    monkeypatch.setenv(compiled.ENV_OFF, "0")
+    finder = compiled.install(build)
+    assert finder is not None and sys.meta_path[0] is finder and compiled.install(build) is finder
+    assert len(sys.meta_path) == len(without) + 1
+    # A manifest without its fields (cut short, edited by hand) loads nothing and raises nothing.
+    assert finder.find_spec("judge.trace.load") is None and "unreadable manifest" in finder.reason
+    (build / compiled.MANIFEST).write_text(json.dumps({"cache_tag": sys.implementation.cache_tag}), encoding="utf-8")
+    assert compiled.CompiledFinder(build).find_spec("judge.trace.load") is None
 
 
 def test_the_manifest_names_exactly_the_sources_the_build_reads():
@@ -83,6 +104,13 @@ def test_the_manifest_names_exactly_the_sources_the_build_reads():
         sys.path.remove(str(ROOT / "scripts"))
     assert build_compiled.sources() == [f"{n.replace('.', '/')}.py" for n in compiled.MODULES]
     assert all((ROOT / s).is_file() for s in build_compiled.sources())
+    # What judge.compiled says stays Python: no compiled module defines a pydantic model (a compiled
+    # module's model lost its annotations: the rule registry read an empty `check`). A msgspec struct
+    # compiles as a plain Python class (judge.checks.rules.Hit) and is graded the same (the test below).
+    for source in build_compiled.sources():
+        tree = ast.parse((ROOT / source).read_text(encoding="utf-8"))
+        bases = {ast.unparse(b) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for b in node.bases}
+        assert not bases & {"BaseModel", "Strict", "RootModel"}, (source, bases)
     if BUILT:
         assert sorted(_manifest()["sources"]) == sorted(build_compiled.sources())
         assert _manifest()["sources"] == compiled.source_digests(build_compiled.sources()), \
