@@ -3,6 +3,7 @@
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from judge.trace.gates import lower
 from judge.trace.precheck import found_line_needs_redaction, line_needs_redaction, lines_needing_redaction
-from judge.trace.prescan import _EXTRA, candidate_lines, only_base64_runs
+from judge.trace.prescan import _EXTRA, base64_run_lines, candidate_lines, found_lines
 from tests.hostile.planted import FIELD_VALUES, VALUES, planted_trace
 from tests.test_redact import _PIECES, _event
 
@@ -80,19 +81,51 @@ def test_every_planted_value_is_a_candidate_and_flagged():
     assert all(lines_needing_redaction([line])[0] for line in lines[2:])  # the header may be clean
 
 
-@pytest.mark.parametrize("text, only_runs, needs", [
-    ("edit src/checkout/sdk/client.py now", True, False),  # one case: never plausible base64
-    ("see Src/Payments/GatewayClient.py", True, False),  # mixed case, decodes to no text
-    ("blob ZGJfcGFzc3dvcmQ9aHVudGVyMg here", True, True),  # base64 of `db_password=hunter2`
-    ("mail a@b.example about src/checkout/sdk/client.py", False, True),
-    ("src/checkout/sdk/client.py at 5% x", True, False),  # `%`: the whole line test runs (the folded copy)
-    ("src/checkout/sdk/client.py \u00e9", False, True),  # `\u00e9` as JSON escapes it: always a candidate
+@pytest.mark.parametrize("text, found, needs", [
+    ("edit src/checkout/sdk/client.py now", None, False),  # one case: never plausible base64, not found
+    ("see Src/Payments/GatewayClient.py", "runs", False),  # mixed case, decodes to no text
+    ("blob ZGJfcGFzc3dvcmQ9aHVudGVyMg here", "runs", True),  # base64 of `db_password=hunter2`
+    ("mail a@b.example about Src/Payments/GatewayClient.py", "whole", True),
+    ("Src/Payments/GatewayClient.py at 5% x", "runs", False),  # `%`: the whole line test runs (the folded copy)
+    ("src/checkout/sdk/client.py \u00e9", "whole", True),  # `\u00e9` as JSON escapes it: always a candidate
 ])
-def test_a_line_found_for_a_base64_run_alone_is_decided_as_the_line_test_decides(text, only_runs, needs):
+def test_a_line_is_found_for_the_test_that_can_say_yes_and_decided_as_the_line_test_decides(text, found, needs):
     line = json.dumps({"id": "e1", "turn": 1, "kind": "assistant", "text": text}) + "\n"
     raw = line.encode("utf-8")
-    assert candidate_lines(raw) == [0] and only_base64_runs(raw) is only_runs
-    assert found_line_needs_redaction(line, raw) is line_needs_redaction(line) is needs
+    whole, runs = found_lines(raw)
+    assert (whole, runs) == {"whole": ([0], []), "runs": ([], [0]), None: ([], [])}[found]
+    assert line_needs_redaction(line) is needs
+    if found is not None:
+        assert found_line_needs_redaction(line, found == "runs") is needs
+
+
+@pytest.mark.parametrize("block, expected", [
+    (b"", []), (b"src/checkout/sdk/client.py\n", []), (b"0123456789abcdef0123\n", []),  # one case, hex
+    (b"x\nsrc/Checkout/sdkClient\nSrc/Payments/GatewayClient\n", [1, 2]),
+    (b"short Ab\nAbcdefghijklmno\nAbcdefghijklmnop\n", [2]),  # 15 characters are no run, 16 are
+    (b"a\\/B\\/cdefghijklmn\n", [0]),  # `\/` joins a run in a raw line
+    (b"AAAAAAAAAAAAAAAA aaaaaaaaaaaaaaaa\n", []),  # each run of one case: the line is not found
+    (b"Abcdefghijklmnopq Abcdefghijklmnopq\nend", [0]),  # a line once; the last without its newline
+])
+def test_base64_run_lines_finds_runs_of_both_cases_only(block, expected):
+    assert base64_run_lines(block) == expected
+
+
+def test_the_reader_flags_the_benchmark_trace_as_the_line_test_does(tmp_path):
+    """The lines of bench_windows.py's generated trace (paths, e-mails, phones, summaries): the
+    reader's flags, block by block, against the line test of every line."""
+    from judge.trace import blocks
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from gen_trace import generate
+
+    trace, _ = generate(3000, 1, 7, tmp_path)
+    read = list(blocks.BlockReader(trace, max_line=1 << 24).lines())
+    lines = trace.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert len(read) == len(lines) > 3000
+    flagged = [flag == blocks.SLOW for _, _, flag in read]
+    assert flagged == [line_needs_redaction(line) for line in lines]
+    assert 0 < sum(flagged) < len(lines) // 2
 
 
 @pytest.mark.parametrize("block, expected", [
@@ -110,7 +143,6 @@ def test_a_file_read_a_block_at_a_time_flags_what_the_line_test_flags(rows, bloc
     """The reader's own path (judge.trace.blocks): a file's lines cut into blocks (small ones here,
     so lines straddle them), one pass per block, the line test on the candidates."""
     import tempfile
-    from pathlib import Path
 
     from judge.trace import blocks
 

@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 
 from judge.errors import TraceError
 from judge.trace.precheck import CHUNK, found_line_needs_redaction, lines_needing_redaction
-from judge.trace.prescan import candidate_lines
+from judge.trace.prescan import found_lines
 
 CLEAN, SLOW, NEEDS_PYDANTIC = 0, 1, 2
 BLOCK = 1 << 20
@@ -140,13 +140,15 @@ class BlockReader:
         lines = block.split(b"\n")
         lines.pop()
         flags = bytearray(len(lines))
-        for index in candidate_lines(block):
-            raw = lines[index]
-            try:
-                flags[index] = SLOW if len(raw) >= LONG_LINE else \
-                    found_line_needs_redaction(raw.decode("utf-8") + "\n", raw)
-            except UnicodeDecodeError:
-                flags[index] = SLOW  # the slow path names the line
+        whole, runs = found_lines(block)
+        for indices, runs_only in ((whole, False), (runs, True)):
+            for index in indices:
+                raw = lines[index]
+                try:
+                    flags[index] = SLOW if len(raw) >= LONG_LINE else \
+                        found_line_needs_redaction(raw.decode("utf-8") + "\n", runs_only)
+                except UnicodeDecodeError:
+                    flags[index] = SLOW  # the slow path names the line
         limit = self.max_line if len(block) > self.max_line else 0
         first = lineno + 1
         # Only long lines are looked at again (their size limit, their nesting); the block's lines

@@ -23,7 +23,7 @@ from judge.trace.gates import DIGIT_RUN, IBAN_SHAPE, TRIGGER, Classified, hint_s
 from judge.trace.names import is_secret_name
 from judge.trace.normal import folded_text
 from judge.trace.numbers import NUMBER_SHAPE
-from judge.trace.prescan import candidate_lines, only_base64_runs
+from judge.trace.prescan import found_lines
 
 # An e-mail's `x@`, url credentials' `pass@`: any `@` after a character an address can end with
 # (not after white space, a quote, or an escape such as `\n` that only looks like a letter).
@@ -124,12 +124,12 @@ def line_needs_redaction(line: str, depth: int = 0) -> bool:
     return _encoded(view, depth)
 
 
-def found_line_needs_redaction(line: str, raw: bytes) -> bool:
-    """`line_needs_redaction(line)` for a line the prescan pass found (`raw`: its UTF-8 bytes). Most
-    found lines are found for a base64 run alone (a file path is one): when no other branch finds
-    anything and the line is ASCII with no `%` (its folded copy is itself), no test but the base64
-    one can say yes, so only that one runs (a few microseconds, not the whole line test's twenty)."""
-    if line.isascii() and "%" not in line and only_base64_runs(raw):
+def found_line_needs_redaction(line: str, runs_only: bool) -> bool:
+    """`line_needs_redaction(line)` for a line the prescan found (judge.trace.prescan.found_lines):
+    `runs_only` when it was found for a base64 run alone. Such a line is ASCII (a non-ASCII byte is
+    a branch of the automaton's), and with no `%` in it its folded copy is itself: no test but the
+    base64 one can say yes, so only that one runs (a few microseconds, not the whole test's twenty)."""
+    if runs_only and "%" not in line:
         return _encoded(line, 0)
     return line_needs_redaction(line)
 
@@ -190,7 +190,11 @@ def lines_needing_redaction(lines: Sequence[str]) -> bytearray:
             body = ""
         parts.append(body)
     parts.append("")
-    for index in candidate_lines("\n".join(parts).encode("utf-8")):
+    whole, runs = found_lines("\n".join(parts).encode("utf-8"))
+    for index in whole:
         if not flags[index]:
-            flags[index] = found_line_needs_redaction(lines[index], parts[index].encode("utf-8"))
+            flags[index] = line_needs_redaction(lines[index])
+    for index in runs:
+        if not flags[index]:
+            flags[index] = found_line_needs_redaction(lines[index], True)
     return flags

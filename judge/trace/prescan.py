@@ -1,13 +1,22 @@
 """One linear-time pass over many raw lines that finds every line the redaction precheck could flag.
 
-`candidate_lines` runs a single RE2 automaton (google-re2: a DFA, linear in the input, no
-backtracking) over a block of UTF-8 JSONL lines and returns the index of every line holding a
-*candidate*: a superset of what judge.trace.precheck.line_needs_redaction says yes to. The reader
-then asks that exact function about the candidates only (judge.trace.precheck.found_line_needs_redaction:
-a line found for a base64 run alone, `PATTERN_BUT_RUNS` finding nothing in it, gets only the base64
-test), so the lines it flags are exactly the lines the per-line function flags
-(tests/test_prescan.py holds it to that, over every detected kind, fuzzed lines and the benchmark
-trace).
+`found_lines` looks at a block of UTF-8 JSONL lines twice, both linear in the block, and returns the
+index of every line holding a *candidate*: a superset of what judge.trace.precheck.line_needs_redaction
+says yes to, in two lists:
+
+- lines for the whole line test: a single RE2 automaton (google-re2: a DFA, linear in the input, no
+  backtracking), `PATTERN`, finds every test's anchor but the base64 one, resumed after each line
+  found;
+- lines found for a base64 run alone (`base64_run_lines`): a run of 16 or more base64 characters
+  that mixes capital and small letters, as the precheck's base64 test needs before it decodes one
+  (judge.trace.encoded.plausible). One table lookup a byte (`bytes.translate`) and `bytes.find`, in C:
+  paths and identifiers (runs of one case, most of them) are passed over here instead of by the line
+  test. `\\` counts as a base64 character, so a run joined by `\\/` in the raw line is one run.
+
+The reader asks the line test about the first list and only the base64 test about the second
+(judge.trace.precheck.found_line_needs_redaction), so the lines it flags are exactly the lines the
+per-line function flags (tests/test_prescan.py holds it to that, over every detected kind, fuzzed
+lines and the benchmark trace).
 
 Each branch of `PATTERN` is the byte-level superset of one test of the line function:
 
@@ -20,7 +29,8 @@ Each branch of `PATTERN` is the byte-level superset of one test of the line func
 - an IBAN's shape; nine digits with number separators between them (every number shape has 9).
 
 Where the exact test bounds a distance (80 characters, 200), the branch does not: it may find more,
-never less. Non-ASCII characters stand in for Python's Unicode `\\w` and `\\s` here (RE2's are ASCII).
+never less. Non-ASCII characters stand in for Python's Unicode `\\w` and `\\s` here (RE2's are ASCII),
+and any of them sends the line to the whole test (the folded copy may hold other base64 runs).
 A lone surrogate cannot be in UTF-8: lines given as text are checked for one apart (precheck).
 """
 
@@ -68,7 +78,6 @@ _SPACE = r"[\t\x0b\x0c\r\x1c-\x1f ]|[^\x00-\x7f]"  # Python's `\s` but the line 
 # precheck._AFTER (`name = ...`, `token: ...`), then precheck._json_key (`"...token...": ...`).
 _NAMED = (_HINT + r"(?:(?:" + _WORD + r")*(?:\\[^\n]|[\"' \t])*[:=]"
           + r"|(?:[^\"\\\n]|\\[^\n])*\"(?:" + _SPACE + r")*:)")
-_BASE64_RUN = r"(?:[A-Za-z0-9+/_-]|\\/){16}"  # a base64 run the precheck decodes (`\/` joins one in a raw line)
 _BRANCHES = [
     _TRIGGER,
     "@",
@@ -81,10 +90,7 @@ _BRANCHES = [
     r"[^\x00-\x7f]|%[0-9A-Fa-f]{2}",  # what the folded copy may change (judge.trace.normal)
     r"[:,\[][\t\r ]*-?(?:NaN|Infinity|[0-9]+(?:\.[0-9]+)?[eE]\+?[0-9]{3})",  # precheck.NONFINITE
 ]
-PATTERN = "|".join([*_BRANCHES, _BASE64_RUN])
-# Every branch but the base64 run's: a found line that holds none of these was found for a base64
-# run alone (file paths, mostly), which only the precheck's base64 test can say yes to.
-PATTERN_BUT_RUNS = "|".join(_BRANCHES)
+PATTERN = "|".join(_BRANCHES)
 
 
 def _compile(pattern: str) -> re2._Regexp:
@@ -95,13 +101,16 @@ def _compile(pattern: str) -> re2._Regexp:
 
 
 _REGEXP = _compile(PATTERN)._regexp
-_BUT_RUNS = _compile(PATTERN_BUT_RUNS)._regexp
 _UNANCHORED = re2._Anchor.UNANCHORED
+# The base64 alphabet of judge.trace.encoded.RUN and `\` as `b`, every other byte as `x`.
+_RUN_CLASS = bytes(0x62 if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "+/_-\\") else 0x78
+                   for i in range(256))
+_SIXTEEN = b"b" * 16
 
 
-def candidate_lines(block: bytes) -> list[int]:
-    """Indices of the lines of `block` (UTF-8 lines, each ending in `\\n`) that hold a candidate,
-    in order: one automaton pass over the block, resumed after each line found."""
+def pattern_lines(block: bytes) -> list[int]:
+    """Indices of the lines of `block` (UTF-8 lines, each ending in `\\n`) where `PATTERN` finds
+    something, in order: one automaton pass over the block, resumed after each line found."""
     found: list[int] = []
     match = _REGEXP.Match
     find, count = block.find, block.count
@@ -120,6 +129,42 @@ def candidate_lines(block: bytes) -> list[int]:
     return found
 
 
-def only_base64_runs(line: bytes) -> bool:
-    """Does nothing but a base64 run's branch find anything in this UTF-8 line (one the pass found)?"""
-    return _BUT_RUNS.Match(_UNANCHORED, line, 0, len(line))[0][0] < 0
+def base64_run_lines(block: bytes) -> list[int]:
+    """Indices of the lines of `block` holding a run of 16 or more base64 characters (or `\\`) with
+    both capital and small letters in it, in order."""
+    found: list[int] = []
+    classes = block.translate(_RUN_CLASS)
+    find = classes.find
+    at = find(_SIXTEEN)
+    counted = line = 0
+    while at >= 0:
+        end = find(b"x", at)  # the run's end (a line's newline is an `x`)
+        if end < 0:
+            end = len(block)
+        run = block[at:end]
+        if run.lower() != run and run.upper() != run:  # both cases (ASCII: every byte of a run is)
+            line += block.count(b"\n", counted, at)
+            counted = at
+            found.append(line)
+            end = block.find(b"\n", end)  # on to the next line
+            if end < 0:
+                break
+        at = find(_SIXTEEN, end)
+    return found
+
+
+def found_lines(block: bytes) -> tuple[list[int], list[int]]:
+    """(lines for the whole line test, lines found for a base64 run alone) of `block`: a line of
+    the first list is not in the second."""
+    whole = pattern_lines(block)
+    runs = base64_run_lines(block)
+    if whole and runs:
+        taken = set(whole)
+        runs = [index for index in runs if index not in taken]
+    return whole, runs
+
+
+def candidate_lines(block: bytes) -> list[int]:
+    """Every line of `block` either pass finds, in order (each once)."""
+    whole, runs = found_lines(block)
+    return sorted(whole + runs) if runs else whole
