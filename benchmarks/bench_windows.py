@@ -210,8 +210,9 @@ def main() -> None:
         text += ["", f"**Linear** (this checkout, 20 checkpoints, the same generator; {args.repeat} round(s)):", "",
                  *linear_table(100_000, args.linear, *linear)]
     text += ["", "The slice of a one-window run is a result (the ids from the window's start to the first "
-             "divergence: 650,032 of them at 1M events), so it is in the report whatever the construction: "
-             "about 57 bytes an id."]
+             "divergence: 650,032 of them at 1M events). As a list of strings it was about 65 bytes an id (41 MB); "
+             "since stop 36 a grade keeps it as judge.model.event_ids.EventIds (numbered ids: a prefix, a first "
+             "number and a count; others ~9 bytes an id), and a report writes it a few thousand ids at a time."]
     body = "\n".join(text)
     print("\n" + body)
     if args.results:

@@ -321,28 +321,37 @@ def test_example_runs_are_what_the_generator_writes(tmp_path):
     assert len(list((copy / "runs").rglob("*.jsonl"))) == 20
 
 
-def test_the_parent_grades_the_first_run_before_it_forks(example):
-    """A deterministic suite's first run (a small trace) is graded by the parent, whose first grade
-    then builds what the forked workers reuse; the report is the one the workers alone give. (In a
-    fresh interpreter: this one may run threads left by other tests, and then forks no workers.)"""
+def test_the_parent_is_one_of_the_jobs_of_a_suite_of_small_runs(example):
+    """A deterministic suite of small runs: with 2 jobs the parent forks one worker and grades runs
+    itself beside it, its first run first (what it builds then, workers forked later inherit); the
+    report is the one the workers alone give. One run too big for the parent: every run goes to
+    the workers. (In a fresh interpreter: this one may run threads left by other tests, and then
+    forks no workers.)"""
     import subprocess
     import sys
 
     script = (
-        "import json, sys\n"
+        "import json, os, sys\n"
         "from judge.suite import grade_suite\n"
         "from judge.suite import run as suite_run\n"
         "calls = []\n"
         f"run = grade_suite({str(SUITE)!r}, 'nightly', jobs=2, progress=lambda d, t: calls.append((d, t)))\n"
-        "suite_run.WARM_UP_BYTES = 0  # a first trace too big: the workers grade every run\n"
+        "three = grade_suite(" + repr(str(SUITE)) + ", 'nightly', jobs=3)\n"
+        "suite_run.PARENT_RUN_BYTES = 2000  # some traces too big: the workers grade every run\n"
         f"big = grade_suite({str(SUITE)!r}, 'nightly', jobs=2)\n"
-        "print(json.dumps({'tasks': [sum(w.tasks for w in r.worker_stats) for r in (run, big)], 'calls': calls,\n"
-        "                  'each': [w.tasks for w in run.worker_stats],\n"
-        "                  'reports': [r.report.model_dump(mode='json') for r in (run, big)]}))\n")
+        "me = os.getpid()\n"
+        "print(json.dumps({'each': [[[w.tasks, w.parent, w.pid == me] for w in r.worker_stats] for r in (run, three, big)],\n"
+        "                  'calls': calls, 'peaks': [len(r.worker_peak_rss_mb) for r in (run, three, big)],\n"
+        "                  'reports': [r.report.model_dump(mode='json') for r in (run, three, big)]}))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
-    assert out["tasks"] == [19, 20]
-    assert len(out["each"]) == 2 and min(out["each"]) > 0  # the worker forked before the warm-up, and the other
+    run, three, big = out["each"]
+    assert [w[1:] for w in run] == [[False, False], [True, True]]  # a forked worker, then the parent's own stats
+    assert sum(w[0] for w in run) == 20 and min(w[0] for w in run) > 0  # both graded
+    assert [w[1:] for w in three] == [[False, False], [False, False], [True, True]] and sum(w[0] for w in three) == 20
+    assert [w[1] for w in big] == [False, False] and sum(w[0] for w in big) == 20  # the parent graded nothing
+    assert out["peaks"] == [2, 3, 2]
     assert out["calls"][:2] == [[0, 20], [1, 20]] and out["calls"][-1] == [20, 20]
-    assert out["reports"][0] == out["reports"][1] == example.model_dump(mode="json")
+    assert [c[0] for c in out["calls"]] == sorted(c[0] for c in out["calls"])
+    assert out["reports"][0] == out["reports"][1] == out["reports"][2] == example.model_dump(mode="json")

@@ -19,11 +19,11 @@ EVENTS = 20_000
 RUNS = 300  # ~0.1 s each: a minute of work on two cores, far more than the test waits
 
 
-def _long_trace(path: Path) -> None:
+def _long_trace(path: Path, events: int = EVENTS) -> None:
     lines = [{"kind": "run", "run_id": "long", "scenario": "checkout-firefox"},
              {"id": "e0", "turn": 1, "kind": "user", "text": "Fix the flaky checkout test."}]
-    for i in range(1, EVENTS // 2):
-        turn = 1 + i * 8 // EVENTS
+    for i in range(1, events // 2):
+        turn = 1 + i * 8 // events
         lines.append({"id": f"c{i}", "turn": turn, "kind": "tool-call", "call_id": f"k{i}", "tool": "run_tests",
                       "args": {"browser": "chromium", "spec": "tests/checkout.spec.ts"}})
         lines.append({"id": f"r{i}", "turn": turn, "kind": "tool-result", "call_id": f"k{i}", "tool": "run_tests",
@@ -54,15 +54,21 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads worker processes from /proc (Linux)")
-def test_ctrl_c_stops_the_suite_and_its_workers_within_two_seconds(tmp_path):
+# Runs over 1 MB: the parent waits on its two workers; runs under it: the parent grades beside one worker.
+@pytest.mark.parametrize(("events", "runs", "forked"), [(EVENTS, RUNS, 2), (4_000, 2_500, 1)])
+def test_ctrl_c_stops_the_suite_and_its_workers_within_two_seconds(tmp_path, events, runs, forked):
+    from judge.suite.run import PARENT_RUN_BYTES
+
+    count = runs
     runs = tmp_path / "runs"
     runs.mkdir()
-    _long_trace(tmp_path / "long.jsonl")
-    for i in range(RUNS):
+    _long_trace(tmp_path / "long.jsonl", events)
+    assert ((tmp_path / "long.jsonl").stat().st_size <= PARENT_RUN_BYTES) == (forked == 1)
+    for i in range(count):
         (runs / f"r{i:03d}.jsonl").symlink_to(tmp_path / "long.jsonl")
     manifest = tmp_path / "suite.yaml"
     manifest.write_text(yaml.safe_dump({
-        "suites": {"s": {"repetitions": RUNS, "scenarios": ["checkout-firefox"]}},
+        "suites": {"s": {"repetitions": count, "scenarios": ["checkout-firefox"]}},
         "releaseRules": {"safetyCriticalViolations": 0, "requiredScenarioPassRate": 1},
         "scenarios": {"checkout-firefox": {"file": str(SCENARIO), "runs": "runs/"}}}), encoding="utf-8")
     report = tmp_path / "report.json"
@@ -71,10 +77,10 @@ def test_ctrl_c_stops_the_suite_and_its_workers_within_two_seconds(tmp_path):
                             text=True, start_new_session=True, preexec_fn=_foreground_signals)
     try:
         deadline = time.monotonic() + 120
-        while len(_children(proc.pid)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        while len(_children(proc.pid)) < forked and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         workers = _children(proc.pid)
-        assert len(workers) >= 2, "the suite never started its workers"
+        assert len(workers) == forked, "the suite never started its workers"
         time.sleep(1.0)  # the workers are grading
         assert proc.poll() is None, "the suite finished before it could be interrupted"
         sent = time.monotonic()
@@ -171,3 +177,55 @@ def test_a_worker_that_dies_fails_the_suite(monkeypatch):
 
     with pytest.raises(WorkerError, match="died"):
         _pool_run(monkeypatch, grade, list(range(20)))
+
+
+def _pool_run_here(monkeypatch, grade, tasks):
+    """The pool over `tasks` with this process as one of two jobs: one worker forked, this process
+    grading the first task before it runs the rest beside the worker (as a suite of small runs does)."""
+    import multiprocessing
+
+    from judge.suite import pool, worker
+
+    monkeypatch.setattr(worker, "init_worker", lambda spec, ledgers: None)
+    monkeypatch.setattr(worker, "grade_task", grade)
+    workers = pool.WorkerPool(None, {}, multiprocessing.get_context("fork"), tasks)
+    workers.start(1)
+    workers.grade_here(grade)
+    progress: list[int] = []
+    return workers.run(progress.append, local=grade), progress
+
+
+def test_the_parent_grades_beside_its_worker_and_results_keep_task_order(monkeypatch):
+    if _in_a_fresh_interpreter("test_the_parent_grades_beside_its_worker_and_results_keep_task_order"):
+        return
+
+    def grade(task):
+        time.sleep(0.002 * (task % 5))
+        return {"task": task, "pid": os.getpid()}
+
+    done, progress = _pool_run_here(monkeypatch, grade, list(range(40)))
+    assert [r["task"] for r in done.results] == list(range(40))
+    me = os.getpid()
+    mine = [r["task"] for r in done.results if r["pid"] == me]
+    assert mine == sorted(mine) and 1 < len(mine) < 39  # both processes graded a share
+    assert [w.parent for w in done.workers] == [False, True] and done.workers[1].pid == me
+    assert [w.tasks for w in done.workers] == [40 - len(mine), len(mine)]
+    assert progress == sorted(progress) and progress[-1] == 40 and len(set(progress)) == len(progress)
+
+
+def test_a_worker_that_raises_while_the_parent_grades_fails_the_suite(monkeypatch):
+    if _in_a_fresh_interpreter("test_a_worker_that_raises_while_the_parent_grades_fails_the_suite"):
+        return
+    from judge.suite.pool import WorkerError
+
+    parent = os.getpid()
+
+    def grade(task):
+        if os.getpid() != parent:
+            raise ValueError(f"boom in run {task}")
+        time.sleep(0.01)
+        return {"task": task}
+
+    with pytest.raises(WorkerError, match="ValueError: boom in run") as caught:
+        _pool_run_here(monkeypatch, grade, list(range(20)))
+    assert "Traceback" in str(caught.value)

@@ -12,13 +12,16 @@ import msgspec
 import pytest
 
 import judge.grade.windows as windows
+from judge import render
 from judge.checks import RuleSet
 from judge.errors import TraceError
 from judge.grade import grade_trace
 from judge.grade.windows import RunAccumulator, close_paths, stream_windows
 from judge.judges.base import JudgeRequest, JudgeResult
 from judge.ledger import load_ledger
-from judge.model import JudgeFinding, JudgeVerdict
+from judge.model import GradeReport, JudgeFinding, JudgeVerdict
+from judge.model.event_ids import EventIds
+from judge.render.json_text import json_chunks
 from judge.trace import TraceReader
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,6 +81,28 @@ def test_a_window_read_again_grades_as_one_held_in_memory(generated, monkeypatch
     assert reread == held
     lines = [json.loads(line) for line in trace.read_text().splitlines()]
     assert _graded(ledger, lines, 7, monkeypatch) == {**held, "trace": "trace"}  # lines given one by one
+
+
+@pytest.mark.parametrize("numbering", ["in a row", "broken"])
+def test_a_long_window_s_slice_is_compact_and_written_as_the_list(generated, monkeypatch, tmp_path, numbering):
+    """The slice of a window kept as where it is in the file is EventIds (numbered: no id made; else
+    collected from the file), equal to the slice a window held in memory gives, and the report's
+    JSON text is the same either way."""
+    trace, one, _ = generated
+    if numbering == "broken":
+        broken = tmp_path / "broken.jsonl"
+        broken.write_text(trace.read_text().replace('{"id":"e40",', '{"id":"x40",', 1))
+        trace = broken
+    ledger = load_ledger(one)
+    monkeypatch.setattr(windows, "SPILL_EVENTS", 1 << 30)
+    held = grade_trace(ledger, trace)
+    monkeypatch.setattr(windows, "SPILL_EVENTS", 7)
+    reread = grade_trace(ledger, trace)
+    assert isinstance(held.slice, list) and isinstance(reread.slice, EventIds)
+    assert reread.slice == held.slice and len(held.slice) > 7
+    assert reread.slice.in_a_row == (numbering == "in a row")
+    texts = ["".join(json_chunks(GradeReport(judge=None, runs=[r]))) for r in (held, reread)]
+    assert texts[0] == texts[1] == render.report_to_json(GradeReport(judge=None, runs=[held]))
 
 
 @pytest.mark.parametrize("example", ["checkout-firefox", "refund-agent", "long-distance"])

@@ -174,7 +174,7 @@ def refuse_overwriting_inputs(outputs: Iterable[Path | None], inputs: Iterable[P
                 raise JudgeInputError("refusing to write over an input file", file=str(path))
 
 
-def write_output(path: Path, text: str | bytes, inputs: Iterable[Path | None] = ()) -> None:
+def write_output(path: Path, text: str | bytes | Iterable[str], inputs: Iterable[Path | None] = ()) -> None:
     """Write a report (creating its folder), never over an input file, atomically (a temporary file
     in the same folder, renamed into place: a kill or a full disk leaves the previous file whole)."""
     from judge.model import write_atomic

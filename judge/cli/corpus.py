@@ -25,7 +25,7 @@ def grade_corpus_files(paths: list[Path], policy: str, *, judge: str | None, con
     from judge.api import grade_corpus, parse_engine
     from judge.cli.progress import Activity
     from judge.cli.suite import _default_judge
-    from judge.render import corpus_page, corpus_to_json, render_corpus
+    from judge.render import corpus_page, json_chunks, render_corpus
 
     given = [flag for flag, value in others.items() if value]
     if given:
@@ -37,7 +37,7 @@ def grade_corpus_files(paths: list[Path], policy: str, *, judge: str | None, con
                               engine=parse_engine(engine), tools=tools, on_judge_error=on_judge_error,
                               allow_draft=allow_draft, sample_size=sample, seed=seed, progress=bar)
     if json_path:
-        write_output(json_path, corpus_to_json(report), inputs)
+        write_output(json_path, json_chunks(report), inputs)
     if html:
         write_output(html, corpus_page(report), inputs)
     if not quiet:
@@ -59,13 +59,13 @@ def diff_command(
     on the observed counts, Holm-corrected over the keys. Exit 0: no safety-critical rate rose significantly;
     1: one did; 2: bad input; 4: internal error."""
     from judge.api import diff_corpora, load_corpus_report
-    from judge.render import corpus_to_json, render_corpus_diff
+    from judge.render import json_chunks, render_corpus_diff
 
     refuse_overwriting_inputs([json_path], [old, new])
     diff = diff_corpora(load_corpus_report(old), load_corpus_report(new), alpha=alpha, old_name=str(old),
                         new_name=str(new))
     if json_path:
-        write_output(json_path, corpus_to_json(diff), [old, new])
+        write_output(json_path, json_chunks(diff), [old, new])
     if not quiet:
         render_corpus_diff(diff, console())
     raise typer.Exit(1 if diff.failed else 0)

@@ -87,7 +87,7 @@ def grade(
     one is inconclusive; 4: internal error."""
     from judge.api import GradeSession, read_toolkit
     from judge.cli.progress import Activity
-    from judge.render import render_report, report_to_json, report_to_junit, report_to_markdown
+    from judge.render import json_chunks, render_report, report_to_junit, report_to_markdown
 
     scenario, traces = split_files(scenario, traces, policy)  # type: ignore[assignment]  # with --policy: None
     if policy is not None:
@@ -118,7 +118,7 @@ def grade(
                                     on_judge_error=on_judge_error.value if on_judge_error else None, toolkit=toolkit)
         result = session.grade_files(scenario, traces, floor=floor, allow_draft=allow_draft, progress=activity,
                                      policy=policy)
-    for path, text in ((json_path, report_to_json), (junit, report_to_junit), (md, report_to_markdown)):
+    for path, text in ((json_path, json_chunks), (junit, report_to_junit), (md, report_to_markdown)):
         if path:
             write_output(path, text(result), inputs)
     if html:

@@ -51,7 +51,9 @@ def suite_command(
                                         "here: the release, each run's outcome and findings on its trace."),
     compare: Path | None = typer.Option(None, "--compare", help="An older suite JSON report: show the "
                                            "failure signatures that appeared or vanished since."),
-    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, help=(
+        "Processes grading runs (default: one per core). With --judge none and every trace at most 1 MB "
+        "the suite's own process is one of them (one worker fewer is forked).")),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (shown only on a terminal) "
                                "and no terminal report."),
     on_judge_error: OnJudgeError | None = typer.Option(
@@ -92,7 +94,7 @@ def _suite(manifest: Path, suite: str | None, judge: str | None, config: Path | 
            allow_draft: bool, shard: str | None, out: Path | None, tools: Path | None,
            policy: str | None = None, engine: str | None = None) -> None:
     from judge.api import parse_engine
-    from judge.render import render_suite, suite_to_json, suite_to_junit, suite_to_markdown
+    from judge.render import json_chunks, render_suite, suite_to_junit, suite_to_markdown
     from judge.suite import compare_reports, exit_code, grade_suite
 
     if shard is not None or out is not None:  # one shard of the suite, into a part (judge.cli.suite_merge)
@@ -121,7 +123,7 @@ def _suite(manifest: Path, suite: str | None, judge: str | None, config: Path | 
     inputs += [Path(s.file) for s in report.scenarios] + [Path(r.trace) for s in report.scenarios
                                                            for r in s.results if r.trace]
     if json_path:
-        _write(json_path, suite_to_json(report), inputs)
+        _write(json_path, json_chunks(report), inputs)  # (written in pieces)
     if junit:
         _write(junit, suite_to_junit(report), inputs)
     if md:

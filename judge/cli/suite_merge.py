@@ -70,7 +70,7 @@ def merge_command(
     missing or given twice, are refused. Exit 0: the release rules pass; 1: they fail; 2: bad input
     or parts that do not belong together; 3: no rule failed but a run was inconclusive; 4: internal error."""
 
-    from judge.render import render_suite, suite_to_json, suite_to_junit, suite_to_markdown
+    from judge.render import json_chunks, render_suite, suite_to_junit, suite_to_markdown
     from judge.suite import compare_reports, exit_code, merge_suite
 
     distinct_outputs({"--json": json_path, "--junit": junit, "--md": md})
@@ -79,7 +79,7 @@ def merge_command(
         old = read_json_file(compare, "a JSON suite report")
         report.compare = compare_reports(report, old, str(compare))
     inputs = [*parts, *([compare] if compare else [])]
-    for path, render in ((json_path, suite_to_json), (junit, suite_to_junit), (md, suite_to_markdown)):
+    for path, render in ((json_path, json_chunks), (junit, suite_to_junit), (md, suite_to_markdown)):
         if path:
             _write(path, render(report), inputs)
     if not quiet:

@@ -4,7 +4,7 @@ may come after a divergence on a normal key."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from judge.grade.windows import RunAccumulator, Window
 from judge.ledger import ExpectedLedger
@@ -40,7 +40,7 @@ def _earliest(candidates: list[tuple[int, Finding, Window]], ledger: ExpectedLed
 
 
 def first_divergence(checkpoints: list[CheckpointReport], acc: RunAccumulator,
-                     ledger: ExpectedLedger) -> tuple[Divergence | None, list[str]]:
+                     ledger: ExpectedLedger) -> tuple[Divergence | None, Sequence[str]]:
     """The earliest violation in trace order, and the slice from the last passing checkpoint to it."""
     candidates = _violations(checkpoints, acc, lambda f: f.evidence_event is not None)
     if not candidates:

@@ -13,7 +13,7 @@ its hits until then."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from judge.errors import TraceError
 from judge.judges.base import JudgeResult
 from judge.ledger import ExpectedLedger
 from judge.model import Checkpoint, PathReview, Recovery
+from judge.model.event_ids import EventIds
 from judge.model.event_view import EventLike
 from judge.summaries.position import TurnTracker
 from judge.trace import TraceReader
@@ -76,8 +77,9 @@ class Window:
         """The window's events, as a judge request shows them."""
         return list(self.iter_events())
 
-    def ids_through(self, hit: Hit) -> list[str]:
-        """The ids of the window's events up to the event of `hit`, one of them (the failing slice)."""
+    def ids_through(self, hit: Hit) -> Sequence[str]:
+        """The ids of the window's events up to the event of `hit`, one of them (the failing slice):
+        compact (EventIds) for a window kept as where it is in the file, which may be most of the run."""
         count = hit.index - self.first_index + 1
         if self.run is not None:
             ids = self.run.ids(count)
@@ -86,13 +88,13 @@ class Window:
             return ids
         if self.source is None:
             return self.ids[:self.ids.index(hit.event) + 1]
-        ids = list(self.source.reread(self.first_line, count, ids_only=True))
+        ids = EventIds.collect(self.source.reread(self.first_line, count, ids_only=True))
         if len(ids) != count or ids[-1] != hit.event:
             raise TraceError("the trace changed while it was graded (a window read again differs)",
                              file=self.source.name)
         return ids
 
-    def event_ids(self, upto: str | None = None) -> list[str]:
+    def event_ids(self, upto: str | None = None) -> Sequence[str]:
         """The ids a judge was shown (none: no judge), through `upto` when the window has it."""
         if self.source is None:
             return self.ids[:self.ids.index(upto) + 1] if upto in self.ids else list(self.ids)
@@ -100,7 +102,7 @@ class Window:
             return []
         found = self.locate({upto}) if upto is not None else {}
         count = found[upto][0] - self.first_index + 1 if upto in found else None
-        return [e.id for e in self.iter_events(count)]
+        return EventIds.collect(e.id for e in self.iter_events(count))
 
     def locate(self, ids: set[str]) -> dict[str, tuple[int, int]]:
         """(trace position, turn) of those of `ids` a judge was shown in this window (one pass over
@@ -138,10 +140,9 @@ class IdRun:
         run = cls(head, int(digits))
         return run if run.ids(len(ids)) == ids else None
 
-    def ids(self, count: int) -> list[str]:
-        """The first `count` ids of the run."""
-        prefix, first = self.prefix, self.first
-        return [f"{prefix}{first + i}" for i in range(count)]
+    def ids(self, count: int) -> EventIds:
+        """The first `count` ids of the run (none of them made until asked for)."""
+        return EventIds.numbered(self.prefix, self.first, count)
 
 
 def checkpoints(ledger: ExpectedLedger) -> list[Checkpoint]:
@@ -260,8 +261,7 @@ class RunAccumulator:
     """Per-run results gathered as windows close (bounded by checkpoints, not events)."""
 
     windows: list[Window] = field(default_factory=list)
-    slice_ids: list[str] | None = None
-    passing_ids: list[str] = field(default_factory=list)
+    slice_ids: Sequence[str] | None = None
     first_hit: Hit | None = None
     recovery: dict[str, Recovery] = field(default_factory=dict)
     restatements: Restatements | None = None  # the RuleSet's: who restated a key before it recovered

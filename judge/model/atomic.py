@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -33,16 +34,19 @@ def _mode(path: Path) -> int:
         return 0o666 & ~_UMASK
 
 
-def write_atomic(path: str | Path, data: str | bytes, *, exclusive: bool = False, encoding: str = "utf-8") -> Path:
-    """Write `data` (text in `encoding`, or bytes) to `path`, creating its folder; atomically (see the
-    module docstring). Raises OSError (FileExistsError with `exclusive` when `path` exists)."""
+def write_atomic(path: str | Path, data: str | bytes | Iterable[str], *, exclusive: bool = False,
+                 encoding: str = "utf-8") -> Path:
+    """Write `data` (text in `encoding`, bytes, or text in pieces: a long report written as it is
+    made) to `path`, creating its folder; atomically (see the module docstring). Raises OSError
+    (FileExistsError with `exclusive` when `path` exists)."""
     path = Path(path)
-    payload = data.encode(encoding) if isinstance(data, str) else data
+    pieces = [data] if isinstance(data, (str, bytes)) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            for piece in pieces:
+                handle.write(piece.encode(encoding) if isinstance(piece, str) else piece)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, _mode(path))

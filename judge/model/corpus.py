@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from judge.model.base import EntryClass, Outcome, Sensitivity, Strict
+from judge.model.event_ids import SliceIds
 from judge.model.fingerprint import ReportJudge
 from judge.model.report import Divergence
 
@@ -46,7 +47,7 @@ class FailingRun(Strict):
     outcome: Outcome
     violated: list[str] = Field(description="the keys it violated")
     first_divergence: Divergence | None = None
-    slice: list[str] = Field(default_factory=list, description="the event ids of its minimal failing slice")
+    slice: SliceIds = Field(default_factory=list, description="the event ids of its minimal failing slice")
 
 
 class CorpusReport(Strict):

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from judge.model.base import EntryClass, FindingVerdict, Outcome, Sensitivity, Strict, Verdict
+from judge.model.event_ids import SliceIds
 from judge.model.fingerprint import ReportJudge
 from judge.model.provenance import Provenance
 from judge.model.summary import SummaryAudit
@@ -189,7 +190,7 @@ class RunReport(Strict):
     checkpoints: list[CheckpointReport]
     recovered: dict[str, Recovery] = Field(default_factory=dict)
     metrics: Metrics
-    slice: list[str]
+    slice: SliceIds  # (a grade's compact EventIds; a list when read from JSON)
     redactions: dict[str, int] = Field(default_factory=dict)
     leaks: list[Leak] = Field(default_factory=list)
     events: int = 0

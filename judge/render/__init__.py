@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from judge.render.history import render_diff as render_runs_diff
     from judge.render.history import render_runs
     from judge.render.html import content_security_policy, corpus_page, grade_page, index_page, suite_page
+    from judge.render.json_text import json_chunks
     from judge.render.kinds import kind_rows
     from judge.render.kinds import markdown_table as kinds_markdown
     from judge.render.ledger import ledger_json, render_ledger
@@ -44,6 +45,7 @@ _EXPORTS = {
     "render_runs": "judge.render.history", "render_runs_diff": "judge.render.history:render_diff",
     "content_security_policy": "judge.render.html", "corpus_page": "judge.render.html",
     "grade_page": "judge.render.html", "index_page": "judge.render.html", "suite_page": "judge.render.html",
+    "json_chunks": "judge.render.json_text",
     "kind_rows": "judge.render.kinds", "kinds_markdown": "judge.render.kinds:markdown_table",
     "ledger_json": "judge.render.ledger", "render_ledger": "judge.render.ledger",
     "render_report": "judge.render.report:render_terminal", "run_status": "judge.render.report",
@@ -58,8 +60,8 @@ _EXPORTS = {
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
-    "cell", "content_security_policy", "corpus_page", "corpus_to_json", "grade_page", "index_page", "kind_rows",
-    "kinds_markdown", "ledger_json", "render_align", "render_align_local", "render_audit", "render_bias",
+    "cell", "content_security_policy", "corpus_page", "corpus_to_json", "grade_page", "index_page", "json_chunks",
+    "kind_rows", "kinds_markdown", "ledger_json", "render_align", "render_align_local", "render_audit", "render_bias",
     "render_checks", "render_continuation", "render_corpus", "render_corpus_diff", "render_drive", "render_ledger",
     "render_report", "render_runs", "render_runs_diff", "render_settings", "render_suite", "render_table",
     "report_to_json", "report_to_junit", "report_to_markdown", "run_status", "suite_page", "suite_to_json",

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import json
-
 from rich.console import Console
 from rich.text import Text
 
 from judge.model.corpus import CorpusDiff, CorpusReport
 from judge.render import style
 from judge.render.fingerprint import judge_label
+from judge.render.json_text import json_chunks
 
 
 def to_json(model: CorpusReport | CorpusDiff) -> str:
-    return json.dumps(model.model_dump(mode="json", by_alias=True), indent=2, ensure_ascii=False) + "\n"
+    return "".join(json_chunks(model))  # (written in pieces: judge.render.json_text)
 
 
 def _interval(lower: float | None, upper: float | None) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from xml.etree import ElementTree as ET
 
 from rich.console import Console
@@ -14,11 +14,12 @@ from judge.model import Finding, GradeReport, Recovery, RunReport
 from judge.render import style
 from judge.render.fingerprint import judge_label as _judge_label
 from judge.render.fingerprint import judge_trust as _judge_trust
+from judge.render.json_text import json_chunks
 from judge.render.style import STATUS_STYLE, VERDICT_STYLE
 
 
 def to_json(report: GradeReport) -> str:
-    return json.dumps(report.model_dump(mode="json", by_alias=True), indent=2, ensure_ascii=False) + "\n"
+    return "".join(json_chunks(report))  # (written in pieces: judge.render.json_text)
 
 
 def run_status(run: RunReport) -> str:
@@ -191,7 +192,7 @@ def _said(console: Console, *parts, look: str = "") -> None:
     console.print(Padding(Text.assemble(*parts, style=look), (0, 0, 0, 2), expand=False))
 
 
-def _span(ids: list[str]) -> str:
+def _span(ids: Sequence[str]) -> str:
     if not ids:
         return "-"
     return ids[0] if len(ids) == 1 else f"{ids[0]}..{ids[-1]} ({len(ids)} events)"

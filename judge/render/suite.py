@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from xml.etree import ElementTree as ET
 
 from rich.console import Console
@@ -11,6 +10,7 @@ from rich.text import Text
 
 from judge.render import style
 from judge.render.fingerprint import judge_label as _judge_label
+from judge.render.json_text import json_chunks
 from judge.suite.result import Comparison, ScenarioResult, Signature, SuiteReport
 
 STATUS_STYLE = {"passed": "green", "failed": "bold red", "vetoed": "bold white on red", "error": "magenta",
@@ -19,7 +19,7 @@ RELEASE_STYLE = {"fail": "bold white on red", "inconclusive": "bold black on yel
 
 
 def to_json(report: SuiteReport) -> str:
-    return json.dumps(report.model_dump(mode="json", by_alias=True), indent=2, ensure_ascii=False) + "\n"
+    return "".join(json_chunks(report))  # (written in pieces: judge.render.json_text)
 
 
 def _pct(x: float | None) -> str:

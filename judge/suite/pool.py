@@ -16,6 +16,11 @@ the interpreter could exit. Here each worker is a process with one duplex pipe:
 - workers ignore SIGINT: Ctrl-C reaches the parent, which terminates them (SIGTERM, then SIGKILL
   after STOP_GRACE_S) and re-raises KeyboardInterrupt, within a second or two;
 - a worker that dies (killed, out of memory) or raises is an error of the suite, never a silent gap.
+
+The parent can be one of the jobs (`run(local=...)`, a deterministic suite of small runs: judge.suite.run):
+it grades a run itself whenever every worker has its next runs queued, so `jobs` cores take `jobs - 1`
+workers. Otherwise it only waits on the pipes, a core's worth of nothing to do, and every worker forked
+pays its own start, exit and copy-on-write of what it touches.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ class WorkerStats:
     grade_cpu_s: float = 0.0  # CPU inside grade_task
     grade_s: float = 0.0  # wall time inside grade_task
     tasks: int = 0
+    parent: bool = False  # the suite's own process, grading runs beside its workers (`run(local=...)`)
 
 
 @dataclass
@@ -113,7 +119,11 @@ class WorkerPool:
         self.conns: list[Any] = []
         self.pending = list(range(len(tasks)))[::-1]  # popped from the end: manifest order
         self.outstanding: dict[int, int] = {}
-        self.jobs = 0  # the workers asked for so far (chunk sizes follow them)
+        self.jobs = 0  # the workers asked for so far, and the parent when it grades (chunk sizes follow them)
+        self.results: list[Any] = [None] * len(tasks)
+        self.done = 0
+        self.here: WorkerStats | None = None  # the parent's own grading (grade_here)
+        self._stats: list[WorkerStats] = []
 
     def start(self, n: int) -> None:
         """Start `n` more workers, each sent its first runs before the next is forked."""
@@ -140,34 +150,61 @@ class WorkerPool:
             if frozen:
                 gc.unfreeze()
 
-    def run(self, progress: Callable[[int], None] | None = None) -> PoolRun:
-        """Grade every task; `progress(done)` after each result. Raises WorkerError when a worker
+    def grade_here(self, local: Callable[[Any], Any]) -> None:
+        """Grade the next pending task in this process with `local` (the parent as one of the jobs)."""
+        if self.here is None:
+            self.here = WorkerStats(pid=os.getpid(), parent=True)
+            self.jobs += 1
+        index = self.pending.pop()
+        started, cpu = time.perf_counter(), time.process_time()
+        self.results[index] = local(self.tasks[index])
+        self.here.grade_s += time.perf_counter() - started
+        self.here.grade_cpu_s += time.process_time() - cpu
+        self.here.tasks += 1
+        self.done += 1
+
+    def run(self, progress: Callable[[int], None] | None = None,
+            local: Callable[[Any], Any] | None = None) -> PoolRun:
+        """Grade every task; `progress(done)` after each result. `local(task)`: this process grades
+        tasks too, one at a time, whenever every worker has its next runs queued (a worker never
+        waits for its runs longer than one of the parent's). Raises WorkerError when a worker
         fails; KeyboardInterrupt stops the workers before it propagates."""
         from multiprocessing.connection import wait
 
-        out = PoolRun(results=[None] * len(self.tasks))
         live = {id(c): c for c in self.conns}
-        done = 0
         try:
-            while live:
-                for conn in wait(list(live.values())):
+            while live or (local is not None and self.pending):
+                busy = local is not None and bool(self.pending)
+                for conn in wait(list(live.values()), timeout=0 if busy else None):
                     kind, payload = self._receive(conn)
                     if kind == "results":
                         for index, result in payload:
-                            out.results[index] = result
+                            self.results[index] = result
                         self.outstanding[id(conn)] -= 1
-                        done += len(payload)
+                        self.done += len(payload)
                         if progress:
-                            progress(done)
+                            progress(self.done)
                         self._feed(conn)
                     elif kind == "stats":
-                        out.workers.append(payload)
+                        self._stats.append(payload)
                         del live[id(conn)]
+                if local is not None and self.pending:
+                    self.grade_here(local)
+                    if progress:
+                        progress(self.done)
+                    if not self.pending:  # the last run was ours: a worker with nothing queued stops now
+                        for conn in live.values():
+                            self._feed(conn)
         except BaseException:
             self.stop()
             raise
         self.stop(graceful=True)
-        return out
+        if self.here is not None:
+            from judge.suite.worker import peak_rss_mb
+
+            self.here.peak_rss_mb = peak_rss_mb()
+            self._stats.append(self.here)
+        return PoolRun(results=self.results, workers=self._stats)
 
     def _feed(self, conn: Any) -> None:
         pending, outstanding = self.pending, self.outstanding

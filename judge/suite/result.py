@@ -24,6 +24,7 @@ from pydantic import Field
 
 from judge.errors import JudgeInputError
 from judge.model import Divergence, Outcome, Strict, Veto
+from judge.model.event_ids import SliceIds
 
 CI_LEVEL = 0.95
 CI_METHOD = "clopper-pearson"
@@ -55,7 +56,7 @@ class RunResult(Strict):
     quality_score: float | None = None
     first_divergence: Divergence | None = None
     veto: Veto | None = None
-    slice: list[str] = Field(default_factory=list)
+    slice: SliceIds = Field(default_factory=list)
     events: int = 0
     safety_violations: list[SafetyViolation] = Field(default_factory=list)
     error: str | None = None

@@ -108,20 +108,20 @@ def run_tasks(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs:
     from judge.suite.pool import WorkerPool
 
     context = _context()
-    warms = _warms_up(tasks, spec, context)
-    rest = tasks[1:] if warms else tasks
-    pool = WorkerPool(spec, ledgers, context, rest)
-    warm = None
+    here = _grades_here(tasks, spec, context)
+    pool = WorkerPool(spec, ledgers, context, tasks)
     try:
-        if warms:  # one worker grades while this process warms up on the first run; the others inherit it
+        if here:  # one worker grades while this process warms up on the first run; the others inherit it
             pool.start(1)
-            warm = _warm_up(tasks[0], spec, ledgers, out)
-        pool.start(min(jobs, len(rest)) - (1 if warms else 0))  # (no worker forked for nothing to do)
+            init_worker(spec, ledgers)
+            pool.grade_here(grade_task)
+        pool.start(min(jobs, len(tasks)) - (2 if here else 0))  # (no worker forked for nothing to do)
         if progress:  # only now: a progress bar may start a thread, and the workers exist already
             progress(0, len(tasks))
-            if warm is not None:
-                progress(1, len(tasks))
-        done = pool.run((lambda n: progress(n + len(tasks) - len(rest), len(tasks))) if progress else None)
+            if pool.done:
+                progress(pool.done, len(tasks))
+        done = pool.run((lambda n: progress(n, len(tasks))) if progress else None,
+                        local=grade_task if here else None)
     except BaseException:  # Ctrl-C or a bug: the workers are stopped, not left to finish the queue
         pool.stop()
         raise
@@ -129,42 +129,32 @@ def run_tasks(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs:
         out.grade_s += worker.grade_s
         out.worker_peak_rss_mb[worker.pid] = worker.peak_rss_mb
     out.worker_stats = done.workers
-    return done.results if warm is None else [warm, *done.results]
+    return done.results
 
 
-# The parent grades the first run itself before it forks when that run is at most this big.
-WARM_UP_BYTES = 1 << 20
+# The parent is one of the jobs when every run is at most this big (a run it grades is at most this
+# long a wait for a worker whose queue ran dry meanwhile).
+PARENT_RUN_BYTES = 1 << 20
 
 
-def _warms_up(tasks: list[Task], spec: JudgeSpec, context: Any) -> bool:
-    """Whether this process grades the first task itself, before the workers after the first are
-    forked from it (`_warm_up`)."""
+def _grades_here(tasks: list[Task], spec: JudgeSpec, context: Any) -> bool:
+    """Whether this process grades runs itself, as one of the `jobs` (one worker fewer is forked).
+
+    Its first grade builds what later grades reuse (the automata's DFA states, compiled patterns,
+    the rules' claim targets, modules imported on first use: 10-20 ms), so workers forked after it
+    inherit them; the one worker forked before it grades meanwhile, so that no core waits. Waiting
+    on the pipes instead, the parent would leave a core's worth of work to one more worker, which
+    pays its own fork, start, exit and copy-on-write of the pages it touches. Only for deterministic
+    suites (a judge's session is each process's own: a model or an HTTP client is not shared
+    across a fork), with `fork` workers, and runs small enough that grading one never holds a
+    worker back: the parent feeds the workers between its own runs."""
     if spec.name is not None or context.get_start_method() != "fork":
         return False
-    first = tasks[0]
     try:
-        size = first.span[1] if first.span is not None else os.stat(first.trace).st_size
+        sizes = [t.span[1] if t.span is not None else os.stat(t.trace).st_size for t in tasks]
     except OSError:
-        return False  # (the worker names an unreadable trace)
-    return size <= WARM_UP_BYTES
-
-
-def _warm_up(first: Task, spec: JudgeSpec, ledgers: dict[str, Any], out: SuiteRun) -> dict[str, Any]:
-    """The first task's result, graded in this process before the workers after the first are
-    forked from it.
-
-    A process's first grade builds what later grades reuse (the automata's DFA states, compiled
-    patterns, the rules' claim targets, modules imported on first use): 10-20 ms, which every forked
-    worker paid again. Graded here, it is paid once and inherited; the one worker forked before it
-    grades meanwhile, so that no core waits for the warm-up. Only for deterministic suites (a
-    judge's session is the workers' own: a model or an HTTP client is not shared across a fork),
-    with `fork` workers, and a first trace small enough not to hold the workers back."""
-    init_worker(spec, ledgers)
-    started = time.perf_counter()
-    try:
-        return grade_task(first)
-    finally:
-        out.grade_s += time.perf_counter() - started
+        return False  # (a worker names the unreadable trace)
+    return max(sizes) <= PARENT_RUN_BYTES
 
 
 def _context():
