@@ -1,7 +1,7 @@
 """Suite benchmark (issues 7, 15 and 26): a suite of runs of 200 events, deterministic grading, with the progress bar.
 
     .venv/bin/python benchmarks/bench_suite.py [--quick] [--runs 100] [--events 200] [--rounds N]
-                                              [--against DIR] [--append-results]
+                                              [--against DIR [--against-python PY]] [--append-results]
 
 Generates the runs once (seeded, with gen_trace.py's agent; into benchmarks/_gen/suite-<R>x<E>/, which
 is gitignored) and measures, each in a fresh subprocess, round by round interleaved (medians):
@@ -236,8 +236,13 @@ def _cut(folder: Path, limit: int) -> Path:
     return small
 
 
+# The interpreter of the code in a directory: `--against-python` gives the code before its own (a prefix
+# holding its compiled modules, judge.compiled.build_dir); this checkout runs here.
+PYTHONS: dict[str, str] = {}
+
+
 def _child_cmd(mode: str, manifest: Path, jobs: int, limit: int, code: Path) -> tuple[list[str], dict[str, str]]:
-    cmd = [sys.executable, __file__, "--child", mode, "--manifest", str(manifest), "--jobs", str(jobs),
+    cmd = [PYTHONS.get(str(code), sys.executable), __file__, "--child", mode, "--manifest", str(manifest), "--jobs", str(jobs),
            "--limit", str(limit), "--code", str(code)]
     return cmd, dict(os.environ, HF_HUB_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONPATH=str(code))
 
@@ -269,6 +274,8 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=200)
     ap.add_argument("--rounds", type=int, help="interleaved rounds (default: 3 with --quick, else 7)")
     ap.add_argument("--against", type=Path, help="a checkout of the code to compare with (the code before)")
+    ap.add_argument("--against-python", help="the interpreter to run --against with: one whose prefix holds that "
+                    "code's compiled modules (as in bench_windows.py's docstring); default: this one")
     ap.add_argument("--append-results", action="store_true")
     ap.add_argument("--child")
     ap.add_argument("--manifest")
@@ -287,6 +294,8 @@ def main() -> None:
     manifest = generate(args.runs, args.events)
     gen_s = time.perf_counter() - t0
     codes = {"now": ROOT, **({"before": args.against.resolve()} if args.against else {})}
+    if args.against and args.against_python:
+        PYTHONS[str(args.against.resolve())] = args.against_python
     m: dict[tuple[str, str], list[dict]] = {(c, k): [] for c in codes for k in ("serial", "j1", "j2", "j1cold")}
     m[("now", "apart")], m[("now", "together")] = [], []
     for _ in range(rounds):
@@ -334,14 +343,16 @@ def main() -> None:
     j2 = {c: m[(c, "j2")] for c in cols}
     lines = [
         f"`.venv/bin/python benchmarks/bench_suite.py{' --quick' if args.quick else ''}"
-        f"{' --against DIR' if len(cols) > 1 else ''} --append-results` on {started}: "
+        f"{' --against DIR' if len(cols) > 1 else ''}{' --against-python PY' if args.against_python else ''} --append-results` on {started}: "
         f"{'the `--quick` run' if args.quick else 'the full run'} ({rounds} interleaved rounds, medians; "
         f"{'the full run has 7' if args.quick else '`--quick` has 3'}). Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
         f"{platform.system()} {platform.release()}; load average {load[0]:.1f} / {load[1]:.1f} (1 / 5 min) at the "
         f"start, {end_load[0]:.1f} / {end_load[1]:.1f} at the end"
         + ("" if idle else ": the cores are shared with other sessions, so the wall-time ratio measures the "
            "neighbours too; the CPU rows are the ones to read") + ". "
-        + ("DIR (`before`) is a detached worktree of the code before this change. " if len(cols) > 1 else "")
+        + ("DIR (`before`) is a detached worktree of the code before this change"
+           + (", run by an interpreter whose prefix holds its own compiled modules" if args.against_python else "")
+           + ". " if len(cols) > 1 else "")
         + f"Runs generated in {gen_s:.1f} s (cached afterwards).",
         "",
         f"Suite of {args.runs} runs x {args.events} events, deterministic checks only, `grade_suite` with the rich "

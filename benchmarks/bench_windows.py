@@ -4,6 +4,15 @@ checkpoint plan, and grow linearly with the trace.
     git worktree add --detach BASE $(git merge-base main HEAD)        # the code before
     nice -n 10 .venv/bin/python benchmarks/bench_windows.py --baseline BASE --out /tmp/judge-traces [--results]
 
+The code before, compiled as `make install` leaves it, needs an interpreter of its own (the compiled
+modules live in the interpreter's prefix, judge.compiled.build_dir): a venv that shares this one's
+packages, with BASE's modules built into it, given as `--baseline-python`:
+
+    python3 -m venv --without-pip /tmp/venvB
+    echo "$PWD/.venv/lib/python3.11/site-packages" > /tmp/venvB/lib/python3.11/site-packages/shared.pth
+    (cd BASE && PYTHONPATH=BASE /tmp/venvB/bin/python scripts/build_compiled.py)
+    ... --baseline BASE --baseline-python /tmp/venvB/bin/python
+
 Traces are made by gen_trace.py (seeded) into `--out` (keep them out of the repository: a 10M-event
 trace is 2.7 GB). Each measurement is a fresh process (PYTHONPATH set to the package measured), so
 its peak RSS (VmHWM) is its own; the rounds are interleaved, so every variant sees the same load;
@@ -75,28 +84,42 @@ def child(mode: str, trace: str, scenario: str, root: str) -> dict:
     return {"events": n, "cpu": time.process_time() - t0, "peak_mb": _status_mb("VmHWM"), **extra}
 
 
-def run_child(mode: str, trace: Path, scenario: Path, root: Path, pure: bool = False) -> dict:
+# The interpreter each variant runs on: `--baseline-python` gives the baseline its own (a prefix
+# holding the baseline's compiled modules, judge.compiled.build_dir); every other variant runs here.
+PYTHONS: dict[str, str] = {}
+
+
+def run_child(mode: str, trace: Path, scenario: Path, root: Path, pure: bool = False, name: str = "") -> dict:
     env = {**os.environ, "PYTHONPATH": str(root)}
     env.pop("JUDGE_PURE_PYTHON", None)
     if pure:  # this checkout without its compiled modules (judge.compiled)
         env["JUDGE_PURE_PYTHON"] = "1"
-    out = subprocess.run([sys.executable, __file__, "--child", mode, str(trace), str(scenario), str(root)],
-                         check=True, capture_output=True, text=True, cwd=ROOT, env=env).stdout
+    out = subprocess.run([PYTHONS.get(name, sys.executable), __file__, "--child", mode, str(trace), str(scenario),
+                          str(root)], check=True, capture_output=True, text=True, cwd=ROOT, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 def measure(n: int, plans: list[int], roots: dict[str, Path], repeat: int, out: Path, seed: int) -> dict:
-    """{plan: {variant: [results]}}, json under every plan; each grade carries `ratio` to its round's json."""
+    """{plan: {variant: [results]}}, json under every plan; each grade carries `ratio` to its round's
+    json, the mean of a json pass before the round's grades and one after them (the machine's pace
+    drifts within a round too); the variants' order turns round by round."""
     from gen_trace import generate
     found: dict[int, dict[str, list[dict]]] = {k: {} for k in plans}
-    for _ in range(repeat):
+    for r in range(repeat):
         trace, _ = generate(n, plans[0], seed, out)
-        js = run_child("json", trace, trace, ROOT)
+        before = run_child("json", trace, trace, ROOT)
+        graded: dict[int, dict[str, dict]] = {k: {} for k in plans}
+        names = list(roots) if r % 2 == 0 else list(roots)[::-1]
         for k in plans:
             _, scenario = generate(n, k, seed, out)
+            for name in names:
+                graded[k][name] = run_child("grade", trace, scenario, roots[name], pure=name == PURE, name=name)
+        after = run_child("json", trace, trace, ROOT)
+        js = {**before, "cpu": (before["cpu"] + after["cpu"]) / 2, "runs": [before["cpu"], after["cpu"]]}
+        for k in plans:
             found[k].setdefault("json", []).append(js)
-            for name, root in roots.items():
-                result = run_child("grade", trace, scenario, root, pure=name == PURE)
+            for name in roots:
+                result = graded[k][name]
                 result["ratio"] = result["cpu"] / js["cpu"]
                 found[k].setdefault(name, []).append(result)
     return found
@@ -159,6 +182,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path, default=Path("/tmp/judge-traces"), help="where the traces are made")
     ap.add_argument("--baseline", type=Path, help="directory holding the code before")
+    ap.add_argument("--baseline-python", help="the interpreter to run the baseline with: one whose prefix holds the "
+                    "baseline's compiled modules (see the docstring); default: this one (the baseline then runs "
+                    "as pure Python unless its compiled sources match this checkout's build)")
     ap.add_argument("--pure", action="store_true", help="also this checkout as pure Python (JUDGE_PURE_PYTHON=1: "
                     "without the modules `make install` compiles)")
     ap.add_argument("--results", action="store_true", help=f"write the section {TITLE!r} of RESULTS.md")
@@ -173,6 +199,8 @@ def main() -> None:
                    {"size": 1_000_000, "linear": 10_000_000, "repeat": 3})
     roots = {"now": ROOT, **({PURE: ROOT} if args.pure else {}),
              **({"before": args.baseline.resolve()} if args.baseline else {})}
+    if args.baseline_python:
+        PYTHONS["before"] = args.baseline_python
     load0, started = os.getloadavg(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"load {load0[0]:.1f} / {load0[1]:.1f}; " + "; ".join(f"{k}: {v}" for k, v in roots.items()), flush=True)
     plans = measure(args.size, [1, 20], roots, args.repeat, args.out, args.seed)
@@ -200,11 +228,14 @@ def main() -> None:
              + f", {args.repeat} round(s)."), "",
             f"`nice -n 10 .venv/bin/python benchmarks/bench_windows.py{' --quick' if args.quick else ''} --size "
             f"{args.size} --linear {args.linear} --repeat {args.repeat}{' --pure' if args.pure else ''}"
-            f"{' --baseline BASE' if args.baseline else ''}"
+            f"{' --baseline BASE' if args.baseline else ''}{' --baseline-python PY' if args.baseline_python else ''}"
             f" --out DIR --results` on {started}; BASE: "
-            "a detached worktree of the code before. Machine: " + machine() + f"; load average {load0[0]:.1f} / "
+            "a detached worktree of the code before"
+            + (", run by PY, an interpreter whose prefix holds BASE's own compiled modules" if args.baseline_python
+               else "") + ". Machine: " + machine() + f"; load average {load0[0]:.1f} / "
             f"{load0[1]:.1f} (1 / 5 min) at the start, {load1[0]:.1f} / {load1[1]:.1f} at the end. CPU seconds of "
-            "each process, fresh per measurement, rounds interleaved, medians; a ratio is within one round.", "",
+            "each process, fresh per measurement, rounds interleaved (the variants' order turning), medians; a "
+            "ratio is within one round, against the mean of a json pass before the round's grades and one after.", "",
             *plan_table(args.size, plans, names), "", compiled_line(plans)]
     if linear:
         text += ["", f"**Linear** (this checkout, 20 checkpoints, the same generator; {args.repeat} round(s)):", "",

@@ -39,6 +39,7 @@ MODULES = (
     "judge.trace.detect", "judge.trace.hidden",
     "judge.checks.rules", "judge.checks.recent", "judge.checks.progress", "judge.checks.restated",
     "judge.text.claim_target", "judge.grade.windows",
+    "judge.checks.kinds._pathlike", "judge.checks.matching", "judge.model.patterns",
 )
 ENV_OFF = "JUDGE_PURE_PYTHON"
 MANIFEST = "manifest.json"

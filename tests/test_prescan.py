@@ -111,6 +111,27 @@ def test_base64_run_lines_finds_runs_of_both_cases_only(block, expected):
     assert base64_run_lines(block) == expected
 
 
+def _runs_by_copies(block: bytes) -> list[int]:
+    """The definition: lines holding a run of 16 or more of the run class with a capital and a small
+    letter in it, each run copied and compared with its lower() and upper()."""
+    import re
+
+    found = []
+    for index, line in enumerate(block.split(b"\n")):
+        runs = re.findall(rb"[A-Za-z0-9+/_\\-]{16,}", line)
+        if any(run.lower() != run and run.upper() != run for run in runs):
+            found.append(index)
+    return found
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from([b"a", b"B", b"z", b"Q", b"0", b"/", b"\\", b"-", b"_", b"+", b"=", b" ", b"\n",
+                                 b"\xc3\xa9", b"x" * 15, b"Y" * 15, b"src/checkout/", b"Gateway"]), max_size=60))
+def test_base64_run_lines_is_its_definition(pieces):
+    block = b"".join(pieces)
+    assert base64_run_lines(block) == _runs_by_copies(block)
+
+
 def test_the_reader_flags_the_benchmark_trace_as_the_line_test_does(tmp_path):
     """The lines of bench_windows.py's generated trace (paths, e-mails, phones, summaries): the
     reader's flags, block by block, against the line test of every line."""

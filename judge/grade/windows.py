@@ -137,8 +137,9 @@ class IdRun:
         digits = ids[0][len(head):]
         if not digits or (digits[0] == "0" and len(digits) > 1) or not digits.isascii():
             return None
-        run = cls(head, int(digits))
-        return run if run.ids(len(ids)) == ids else None
+        first = int(digits)
+        # a list compared with a list (in C), not the run's EventIds made again one id at a time
+        return cls(head, first) if [f"{head}{first + i}" for i in range(len(ids))] == ids else None
 
     def ids(self, count: int) -> EventIds:
         """The first `count` ids of the run (none of them made until asked for)."""

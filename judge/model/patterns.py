@@ -145,27 +145,36 @@ def check_glob(glob: str) -> None:
         raise PatternError(f"a glob longer than {MAX_PATTERN_CHARS} characters")
 
 
+class GlobMatcher:
+    """Whether a string matches one glob whole (fnmatchcase), in linear time; answers for short
+    strings are kept (`kept`: at most MEMO_TEXTS of them, each at most MEMO_CHARS long), since rules
+    ask about the same tool names and paths over and over."""
+
+    __slots__ = ("_fullmatch", "kept")
+
+    def __init__(self, fullmatch: Callable[[str], Any]) -> None:
+        self._fullmatch = fullmatch
+        self.kept: dict[str, bool] = {}
+
+    def __call__(self, text: str) -> bool:
+        """Whether `text` matches the glob whole."""
+        hit = self.kept.get(text)
+        if hit is None:
+            hit = self._fullmatch(text) is not None
+            if len(self.kept) < MEMO_TEXTS and len(text) <= MEMO_CHARS:
+                self.kept[text] = hit
+        return hit
+
+
 @lru_cache(maxsize=4096)
-def glob_matcher(glob: str) -> Callable[[str], bool]:
-    """A function telling whether a string matches the glob whole (fnmatchcase), in linear time;
-    PatternError for a glob too long (`check_glob`)."""
+def glob_matcher(glob: str) -> GlobMatcher:
+    """A GlobMatcher of the glob; PatternError for a glob too long (`check_glob`)."""
     check_glob(glob)
     try:
         compiled = re2.compile(glob_regex(glob), _options())
     except re2.error as exc:
         raise PatternError(f"RE2 cannot compile it ({_reason(exc)})") from None
-    fullmatch = compiled.fullmatch
-    known: dict[str, bool] = {}
-
-    def matches(text: str) -> bool:
-        hit = known.get(text)
-        if hit is None:
-            hit = fullmatch(text) is not None
-            if len(known) < MEMO_TEXTS and len(text) <= MEMO_CHARS:
-                known[text] = hit
-        return hit
-
-    return matches
+    return GlobMatcher(compiled.fullmatch)
 
 
 def glob_match(text: str, glob: str) -> bool:

@@ -122,25 +122,29 @@ class BlockReader:
                 if mark:
                     self._starts.append(lineno)
                     self._offsets.append(offset)
-                yield from self._block(block, lineno)
-                lineno += block.count(b"\n")
+                lines = block.split(b"\n")
+                lines.pop()  # (the empty piece after the last newline)
+                yield from self._block(block, lines, lineno)
+                lineno += len(lines)
                 offset += len(block)
             data = handle.read(BLOCK)
         if carried:
             if mark:
                 self._starts.append(lineno)
                 self._offsets.append(offset)
-            yield from self._block(b"".join(parts) + b"\n", lineno)
+            block = b"".join(parts) + b"\n"
+            lines = block.split(b"\n")
+            lines.pop()
+            yield from self._block(block, lines, lineno)
 
     def _too_long(self, line: int) -> TraceError:
         return self._error(f"line longer than the limit of {self.max_line // (1024 * 1024)} MB", line)
 
-    def _block(self, block: bytes, lineno: int) -> Iterator[tuple[int, bytes, int]]:
-        """The lines of `block` (whole lines, each ending in a newline) with their flags."""
-        lines = block.split(b"\n")
-        lines.pop()
+    def _block(self, block: bytes, lines: list[bytes], lineno: int) -> Iterator[tuple[int, bytes, int]]:
+        """The lines of `block` (whole lines, each ending in a newline; `lines`, without them) with
+        their flags."""
         flags = bytearray(len(lines))
-        whole, runs = found_lines(block)
+        whole, runs = found_lines(block, lines)
         for indices, runs_only in ((whole, False), (runs, True)):
             for index in indices:
                 raw = lines[index]

@@ -9,9 +9,10 @@ says yes to, in two lists:
   found;
 - lines found for a base64 run alone (`base64_run_lines`): a run of 16 or more base64 characters
   that mixes capital and small letters, as the precheck's base64 test needs before it decodes one
-  (judge.trace.encoded.plausible). One table lookup a byte (`bytes.translate`) and `bytes.find`, in C:
-  paths and identifiers (runs of one case, most of them) are passed over here instead of by the line
-  test. `\\` counts as a base64 character, so a run joined by `\\/` in the raw line is one run.
+  (judge.trace.encoded.plausible). A second RE2 automaton finds each run of 16 or more (whole: the
+  class is greedy) in one pass, and only a run holding both cases is kept: paths and identifiers
+  (runs of one case, most of them) are passed over here instead of by the line test. `\\` counts as
+  a base64 character, so a run joined by `\\/` in the raw line is one run.
 
 The reader asks the line test about the first list and only the base64 test about the second
 (judge.trace.precheck.found_line_needs_redaction), so the lines it flags are exactly the lines the
@@ -102,62 +103,86 @@ def _compile(pattern: str) -> re2._Regexp:
 
 _REGEXP = _compile(PATTERN)._regexp
 _UNANCHORED = re2._Anchor.UNANCHORED
-# The base64 alphabet of judge.trace.encoded.RUN and `\` as `b`, every other byte as `x`.
-_RUN_CLASS = bytes(0x62 if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "+/_-\\") else 0x78
-                   for i in range(256))
-_SIXTEEN = b"b" * 16
+# A run of 16 or more of the base64 alphabet of judge.trace.encoded.RUN, or `\` (so that a run
+# joined by `\/` in the raw line stays one run): found by RE2 in one pass over a block, each run
+# as a whole (greedy), then asked whether it holds both cases.
+_RUN = _compile(r"[A-Za-z0-9+/_\\-]{16,}")._regexp
 
 
-def pattern_lines(block: bytes) -> list[int]:
-    """Indices of the lines of `block` (UTF-8 lines, each ending in `\\n`) where `PATTERN` finds
-    something, in order: one automaton pass over the block, resumed after each line found."""
+def pattern_offsets(block: bytes) -> list[int]:
+    """Where `PATTERN` first finds something in each line of `block` (UTF-8 lines, each ending in
+    `\\n`) that holds a find, in order: one automaton pass over the block, resumed after each line
+    found (byte offsets: `line_indices` says which lines)."""
     found: list[int] = []
     match = _REGEXP.Match
-    find, count = block.find, block.count
+    find = block.find
     end = len(block)
-    pos = counted = line = 0
+    pos = 0
     while pos < end:
         at = match(_UNANCHORED, block, pos, end)[0][0]
         if at < 0:
             break
-        line += count(b"\n", counted, at)
-        counted = at
-        found.append(line)
+        found.append(at)
         pos = find(b"\n", at) + 1
         if pos == 0:
             break
     return found
 
 
-def base64_run_lines(block: bytes) -> list[int]:
-    """Indices of the lines of `block` holding a run of 16 or more base64 characters (or `\\`) with
-    both capital and small letters in it, in order."""
+def base64_run_offsets(block: bytes) -> list[int]:
+    """Where the first run of 16 or more base64 characters (or `\\`) with both capital and small
+    letters in it starts, in each line of `block` that holds one, in order."""
     found: list[int] = []
-    classes = block.translate(_RUN_CLASS)
-    find = classes.find
-    at = find(_SIXTEEN)
-    counted = line = 0
-    while at >= 0:
-        end = find(b"x", at)  # the run's end (a line's newline is an `x`)
-        if end < 0:
-            end = len(block)
-        run = block[at:end]
+    match = _RUN.Match
+    end = len(block)
+    pos = 0
+    while pos < end:
+        at, stop = match(_UNANCHORED, block, pos, end)[0]
+        if at < 0:
+            break
+        run = block[at:stop]
         if run.lower() != run and run.upper() != run:  # both cases (ASCII: every byte of a run is)
-            line += block.count(b"\n", counted, at)
-            counted = at
-            found.append(line)
-            end = block.find(b"\n", end)  # on to the next line
-            if end < 0:
+            found.append(at)
+            stop = block.find(b"\n", stop) + 1  # on to the next line
+            if stop == 0:
                 break
-        at = find(_SIXTEEN, end)
+        pos = stop
     return found
 
 
-def found_lines(block: bytes) -> tuple[list[int], list[int]]:
+def line_indices(offsets: list[int], lines: list[bytes]) -> list[int]:
+    """The index of the line each of `offsets` (ascending, each in a different line) lies in, for
+    the lines of a block split at its newlines: a walk over the lengths of the lines, not a count of
+    the block's newlines (a pass over every byte of it)."""
+    found: list[int] = []
+    index = 0
+    end = len(lines[0]) if lines else 0  # where line `index`'s newline is
+    for at in offsets:
+        while at > end:
+            index += 1
+            end += len(lines[index]) + 1
+        found.append(index)
+    return found
+
+
+def pattern_lines(block: bytes) -> list[int]:
+    """Indices of the lines of `block` where `PATTERN` finds something, in order."""
+    return line_indices(pattern_offsets(block), block.split(b"\n"))
+
+
+def base64_run_lines(block: bytes) -> list[int]:
+    """Indices of the lines of `block` holding a run of 16 or more base64 characters (or `\\`) with
+    both capital and small letters in it, in order."""
+    return line_indices(base64_run_offsets(block), block.split(b"\n"))
+
+
+def found_lines(block: bytes, lines: list[bytes] | None = None) -> tuple[list[int], list[int]]:
     """(lines for the whole line test, lines found for a base64 run alone) of `block`: a line of
-    the first list is not in the second."""
-    whole = pattern_lines(block)
-    runs = base64_run_lines(block)
+    the first list is not in the second. `lines`: the block split at its newlines, when the caller
+    has it (a trailing empty piece may be left out)."""
+    lines = block.split(b"\n") if lines is None else lines
+    whole = line_indices(pattern_offsets(block), lines)
+    runs = line_indices(base64_run_offsets(block), lines)
     if whole and runs:
         taken = set(whole)
         runs = [index for index in runs if index not in taken]
