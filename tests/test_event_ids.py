@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict
 
 from judge.model import GradeReport
-from judge.model.event_ids import EventIds, SliceIds
+from judge.model.event_ids import EventIds, SliceIds, membership
 from judge.render.json_text import json_chunks
 
 ids_lists = st.lists(st.text(max_size=12), max_size=60)
@@ -41,6 +41,26 @@ def test_collected_ids_are_the_list_they_were_made_from(ids):
 def test_numbered_ids_are_the_list_of_their_numbers(prefix, first, count):
     assert EventIds.numbered(prefix, first, count).in_a_row and not EventIds.collect(["e1"]).in_a_row
     _as_list_everywhere(EventIds.numbered(prefix, first, count), [f"{prefix}{first + i}" for i in range(count)])
+
+
+# Questions a numbered id list answers by arithmetic: near misses of every kind.
+_ASKED = st.one_of(st.text(max_size=8), st.sampled_from(["e", "e0", "e00", "e07", "e-1", "e+1", "e 1", "e\u0661",
+                                                          "e\u00b2", "e1.0", "E1", "e1e", "1", "", "e12345678901234567890"]))
+
+
+@given(st.sampled_from(["", "e", "e1", "evt-", "0"]), st.integers(0, 120), st.integers(0, 30),
+       st.lists(st.one_of(_ASKED, st.integers(0, 200).map(lambda n: f"e{n}"), st.integers(0, 200).map(str)), max_size=20))
+def test_a_numbered_list_answers_in_as_its_list_does(prefix, first, count, asked):
+    compact, ids = EventIds.numbered(prefix, first, count), [f"{prefix}{first + i}" for i in range(count)]
+    for name in [*asked, *ids[:3], *ids[-3:], f"{prefix}{first - 1}", f"{prefix}{first + count}", f"{prefix}0{first}"]:
+        assert (name in compact) == (name in ids), name
+    assert membership(compact) is compact  # asked as it is: no id is made
+    assert 42 not in compact and None not in compact
+
+
+def test_membership_of_other_ids_is_a_set_of_them():
+    collected = EventIds.collect(["a", "b7", "c"])
+    assert membership(collected) == {"a", "b7", "c"} and membership(["x", "y"]) == {"x", "y"}
 
 
 def test_numbered_ids_refuse_negative_numbers():

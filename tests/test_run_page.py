@@ -160,6 +160,25 @@ def test_a_bad_line_stops_the_timeline_with_a_note_not_an_error(tmp_path):
     assert timeline.total == 4 and "cannot read the trace past event 4" in timeline.notes[0]
 
 
+def test_a_long_slice_numbered_in_a_row_is_never_made_whole_for_the_page():
+    """A one-window slice of millions of events (e5 ... e2000004 here) marks the page's events by
+    arithmetic: made whole as a list and a set it was ~80 MB of a 1M-event `--html` (156 MB peak)."""
+    import tracemalloc
+
+    from judge.model.event_ids import EventIds
+
+    tracemalloc.start()
+    try:
+        timeline = read_timeline(TOUR / "drift.jsonl", bounds=[(0, 1, False), (2, 3, False)], total=10,
+                                 slice_ids=EventIds.numbered("e", 5, 2_000_000))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, peak  # (the 2M ids as a list and a set: ~250 MB)
+    marked = [(item.id, item.in_slice) for w in timeline.windows for item in w.items if not isinstance(item, Gap)]
+    assert marked == [(f"e{i}", i >= 5) for i in range(1, 11)]
+
+
 def test_the_suite_page_shows_the_release_and_each_runs_findings(tmp_path):
     from judge.suite import grade_suite
 

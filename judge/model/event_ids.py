@@ -5,7 +5,8 @@ and pointers (issue 26: half a grade's peak memory). `EventIds` holds ids number
 (`e17`, `e18`, ...: how most traces number their events) as a prefix, a first number and a count,
 and any other ids as one string with the end offset of each (a byte or so of text and 8 bytes an
 id). It is a read-only `Sequence[str]`: `len`, indexing, slicing (a list), iteration, equality with
-any sequence of strings.
+any sequence of strings; `in` of ids numbered in a row is arithmetic (`membership` gives what to ask
+many questions of: those ids as they are, any others as a set).
 
 `SliceIds` is the field type of a report's slice: validated from a JSON list (then kept as that
 list), accepting an `EventIds` as it is, its JSON Schema an array of strings. Serialized to JSON
@@ -16,7 +17,7 @@ list), accepting an `EventIds` as it is, its JSON Schema an array of strings. Se
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from typing import Annotated, Any, overload
 
 from pydantic import GetCoreSchemaHandler
@@ -106,7 +107,16 @@ class EventIds(Sequence[str]):
             start = end
 
     def __contains__(self, value: object) -> bool:
-        return any(value == name for name in self)
+        if self._text is not None:
+            return any(value == name for name in self)
+        # Numbered in a row: `{prefix}{n}` with n written as str(int) writes it (no sign, no leading
+        # zero, ASCII digits), first <= n < first + count; no id is made.
+        if not isinstance(value, str) or not value.startswith(self._prefix):
+            return False
+        digits = value[len(self._prefix):]
+        if not (digits.isascii() and digits.isdigit()) or (digits[0] == "0" and len(digits) > 1):
+            return False
+        return self._first <= int(digits) < self._first + self._count
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str):
@@ -131,6 +141,14 @@ class EventIds(Sequence[str]):
             json_schema=as_list,
             python_schema=core_schema.union_schema([core_schema.is_instance_schema(cls), as_list]),
             serialization=core_schema.plain_serializer_function_ser_schema(_serialize, info_arg=True))
+
+
+def membership(ids: Sequence[str]) -> Container[str]:
+    """What `id in ...` is asked of, for many questions: ids numbered in a row as they are (a
+    question is arithmetic, no id is made), any others as a set."""
+    if isinstance(ids, EventIds) and ids.in_a_row:
+        return ids
+    return set(ids)
 
 
 def _from_text(text: str, ends: array[int]) -> EventIds:

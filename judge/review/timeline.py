@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import JudgeInputError
+from judge.model.event_ids import membership
 
 INTERESTING = ("violated", "flagged", "judge-error")
 
@@ -131,7 +132,7 @@ class _Selector:
                  pins: set[str], slice_ids: Sequence[str], limits: Limits) -> None:
         self.bounds, self.whole, self.limits = bounds, whole, limits
         self.focus, self.pins = focus, pins
-        self.slice_set = set(slice_ids)
+        self.slice_set = membership(slice_ids)  # (a long run's slice, numbered in a row, is never made whole)
         ends = limits.slice_ends
         self.slice_edges = set(slice_ids[:ends]) | set(slice_ids[-ends:] if ends else [])
         self.windows: list[WindowView] = []
@@ -235,7 +236,7 @@ def read_timeline(path: Path, *, scenario: str | None = None, bounds: list[tuple
     `hidden`: the scenario's no-leak values, redacted as the trace is read."""
     timeline = Timeline(trace=str(path), path=path)
     whole = total is not None and total <= limits.whole
-    selector = _Selector(bounds, whole=whole, focus=set(focus), pins=set(pins), slice_ids=list(slice_ids),
+    selector = _Selector(bounds, whole=whole, focus=set(focus), pins=set(pins), slice_ids=slice_ids,
                          limits=limits)
     selector.focus_windows = set(focus_windows)
     try:
