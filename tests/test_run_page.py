@@ -278,3 +278,36 @@ def test_judge_view_serves_the_run_log_with_each_runs_trace(tmp_path):
     (empty / "pyproject.toml").write_text("")
     none_yet = _judge("view", cwd=empty, env=env)
     assert none_yet.returncode == 2 and "no runs logged here yet" in none_yet.stderr
+
+
+def test_a_suites_kept_reports_come_back_as_models_with_compact_slices(monkeypatch):
+    """`judge suite --html` keeps every run's report: a worker sends back the model itself (pickled),
+    so a long window's slice stays an EventIds (a few numbers for ids in a row) instead of becoming a
+    list of every id (a suite of 1M-event runs: ~41 MB a run); the page is the same either way."""
+    import pickle
+
+    from judge.grade import windows
+    from judge.model.event_ids import EventIds
+    from judge.suite import grade_suite
+    from judge.suite.worker import run_result
+
+    manifest = REPO / "examples" / "suite" / "suite.yaml"
+    two = grade_suite(manifest, "nightly", keep_reports=True, jobs=2)
+    one = grade_suite(manifest, "nightly", keep_reports=True, jobs=1)
+    assert two.run_reports.keys() == one.run_reports.keys() and len(two.run_reports) == 20
+    assert suite_page(two.report, two.run_reports) == suite_page(one.report, one.run_reports)
+
+    monkeypatch.setattr(windows, "SPILL_EVENTS", 4)  # a window past 4 events is kept as where it is in the file
+    failing = next(t for t, r in one.run_reports.items() if len(r.slice) > 4)
+    report = GradeSession().grade_run(_ledger_of(one.run_reports[failing]), failing)
+    assert isinstance(report.slice, EventIds) and report.slice.in_a_row
+    sent = pickle.loads(pickle.dumps(run_result(report, "s", failing, keep_report=True)))  # what a pipe carries
+    assert isinstance(sent["report"].slice, EventIds) and sent["report"].slice.in_a_row
+    kept = one.run_reports[failing]
+    assert sent["report"].slice == kept.slice and sent["report"].first_divergence == kept.first_divergence
+
+
+def _ledger_of(report):
+    from judge.api import load_ledger
+
+    return load_ledger(REPO / "examples" / report.scenario / "scenario.yaml")

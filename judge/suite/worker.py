@@ -152,7 +152,7 @@ def grade_task(task: Task) -> dict[str, Any]:
 def run_result(run: Any, scenario: str, trace: str, *, keep_report: bool = False,
                sha256: str | None = None) -> dict[str, Any]:
     """The compact result of one graded run (a RunReport) of `scenario`, as the suite keeps it
-    (judge.suite.result.RunResult's fields); `keep_report` adds the full report under `report`.
+    (judge.suite.result.RunResult's fields); `keep_report` adds the full report (the RunReport) under `report`.
     `sha256`: the trace's, when `trace` names no file of its own (a trace inside a JSONL of many)."""
     traces = (run.provenance.get("inputs") or {}).get("traces") or [{}]
     base = {"trace": trace, "sha256": traces[0].get("sha256") or sha256 or sha256_file(trace),
@@ -166,8 +166,8 @@ def run_result(run: Any, scenario: str, trace: str, *, keep_report: bool = False
                                    "turn": f.turn, "event": f.evidence_event, "rule": f.rule})
     status = {"pass": "passed", "inconclusive": "inconclusive"}.get(
         run.outcome, "vetoed" if run.veto is not None else "failed")
-    if keep_report:
-        base["report"] = run.model_dump(mode="json", by_alias=True)
+    if keep_report:  # the model itself: its slice stays compact (EventIds pickles as a few numbers)
+        base["report"] = run
     return {**base, "run_id": run.run_id, "status": status, "passed": run.passed, "outcome": run.outcome,
             "outcome_reasons": run.outcome_reasons,
             "veto": run.veto.model_dump(by_alias=True) if run.veto else None,
