@@ -267,7 +267,7 @@ def grade_part(manifest_path: str | Path, suite: str | None = None, *, shard: tu
     for r in raw:
         full = r.pop("report", None)
         if full is not None:
-            out.run_reports[r["trace"]] = full if isinstance(full, RunReport) else RunReport.model_validate(full)
+            out.run_reports[r["trace"]] = full  # (the model itself: judge.suite.worker.run_result)
     runs = [PartRun(index=i, scenario=plan.tasks[i].scenario, result=_run_result(r))
             for i, r in zip(mine, raw, strict=False)]
     listing = json.dumps([[t.scenario, t.trace] for t in plan.tasks])

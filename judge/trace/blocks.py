@@ -48,6 +48,13 @@ def _flag(raw: bytes | str) -> int:
     return CLEAN
 
 
+def _lines(block: bytes) -> list[bytes]:
+    """The lines of a block of whole lines (each ending in a newline), without their newlines."""
+    lines = block.split(b"\n")
+    lines.pop()  # (the empty piece after the last newline)
+    return lines
+
+
 class BlockReader:
     """The lines of one file; `sha256()` once they were all read (with `digest=True`).
 
@@ -122,8 +129,7 @@ class BlockReader:
                 if mark:
                     self._starts.append(lineno)
                     self._offsets.append(offset)
-                lines = block.split(b"\n")
-                lines.pop()  # (the empty piece after the last newline)
+                lines = _lines(block)
                 yield from self._block(block, lines, lineno)
                 lineno += len(lines)
                 offset += len(block)
@@ -133,9 +139,7 @@ class BlockReader:
                 self._starts.append(lineno)
                 self._offsets.append(offset)
             block = b"".join(parts) + b"\n"
-            lines = block.split(b"\n")
-            lines.pop()
-            yield from self._block(block, lines, lineno)
+            yield from self._block(block, _lines(block), lineno)
 
     def _too_long(self, line: int) -> TraceError:
         return self._error(f"line longer than the limit of {self.max_line // (1024 * 1024)} MB", line)
