@@ -24,33 +24,24 @@ compiled: $(STAMP)
 # torch is pinned and installed first: pip takes the CPU build from local disk; an unpinned
 # torch (pulled in by sentence-transformers) would resolve a multi-GB CUDA build. judge/__init__.py
 # holds the version (pyproject.toml reads it): a new version reinstalls, so the metadata follows.
+# scripts/install.py says each step with its elapsed time, and a line every 20 s while pip works
+# (pip's own output goes to .venv/install.log).
+EXTRAS ?= test,ray
 $(STAMP): pyproject.toml constraints.txt judge/__init__.py
-	@test -x $(BIN)/python || { echo "install: creating the virtual environment $(VENV)/"; $(PY) -m venv $(VENV); }
-	@echo "install: into $(VENV)/ (pyproject.toml, constraints.txt or the version changed; the first run takes a few minutes)"
-	@echo "install: 1/3 torch 2.13.0, the CPU build (pinned first: unpinned, pip would pick a multi-GB CUDA build)"
-	@$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "is ignored" || true
-	@echo "install: 2/3 judge (editable) and its dependencies at the versions in constraints.txt (extras: test, ray)"
-	@$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ray]' 2>&1 | grep -v "is ignored" || true
-	@echo "install: 3/3 checking that judge, calibration and torch import"
-	@$(BIN)/python -c "import judge, calibration, torch; assert torch.__version__.startswith('2.13.0')"
+	@echo "install: into $(VENV)/ (pyproject.toml, constraints.txt or the version changed; 2.5-3 min on 2 idle cores, much longer on a busy machine)"
+	@$(PY) scripts/install.py --venv $(VENV) --extras $(EXTRAS)
 	@touch $(STAMP)
-	@echo "install: done; the CLI is $(BIN)/judge (or run \`. $(VENV)/bin/activate\` once, then \`judge\`)"
+	@echo "install: the CLI is $(BIN)/judge (or run \`. $(VENV)/bin/activate\` once, then \`judge\`)"
 
-# Grades every bundled example (a clean and a drifting run each); drifting runs exit 1 by design.
+# Grades every bundled example (a clean and a drifting run each, and more failing runs where a folder
+# has them: examples/support-refund/over-limit.jsonl); the drifting runs exit 1 by design, and the
+# closing tally says what was graded, what failed by design, and what to run next (scripts/demo.py).
 DEMO_JUDGE ?= local
 demo: install
 	@echo "demo: grading every example in examples/, a clean and a drifting run each, with the '$(DEMO_JUDGE)' judge."
 	@echo "demo: the drifting runs exit 1 by design: each '(exit code 1)' below is a drift caught, not a failure of the demo."
-	@echo "demo: a folder may hold more failing runs (examples/support-refund/over-limit.jsonl: a refund above the user's limit)."
 	@echo
-	@for d in examples/*/; do \
-	  if [ -f "$$d/scenario.yaml" ]; then \
-	    echo "== $$d"; \
-	    $(BIN)/judge grade "$$d/scenario.yaml" "$$d/clean.jsonl" "$$d/drift.jsonl" $$(ls "$$d"over-*.jsonl 2>/dev/null) --judge $(DEMO_JUDGE); \
-	    code=$$?; echo "(exit code $$code$$([ $$code = 1 ] && echo ': the drifting run was caught, as designed'))"; echo; \
-	  fi; \
-	done
-	@echo "demo: done. Next: .venv/bin/judge init my-agent (a scenario and runs of your own to start from)"
+	@$(BIN)/python scripts/demo.py --judge $(DEMO_JUDGE)
 
 # The whole suite: the README's test command, and what CI (.ci/run) runs.
 test: install

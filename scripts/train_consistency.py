@@ -193,14 +193,24 @@ def to_weights(pipe, calibrated, seed: int) -> cm.Weights:
         temperature_beta=r6([beta])[0], threshold=0.5, embedding=model_fingerprint(), training={}, metrics={})
 
 
-def build(data: Path, seed: int) -> dict:
+def pair_rows(data: Path, seed: int, embed) -> tuple[dict, list, list]:
+    """The training pairs split into train / cal / test (split_rows), the pairs and the corpus sources."""
     sentences, sources = corpus.load(data, REPO, seed)
     pairs = make_pairs(sentences, seed)
-    embed = lazy_minilm()
     key = [[p.ref, p.cand, p.context] for p in pairs]
     rows = cached("pairs", key, lambda: cm.featurize([p.ref for p in pairs], [p.cand for p in pairs],
                                                      [p.context for p in pairs], cm.VectorCache(embed))[0])
-    X = split_rows(pairs, rows)
+    return split_rows(pairs, rows), pairs, sources
+
+
+def held_out_rows(data: Path, seed: int = SEED) -> list:
+    """The feature rows of the held-out (test) pairs the committed metrics are measured on."""
+    return pair_rows(data, seed, lazy_minilm())[0]["test"][0]
+
+
+def build(data: Path, seed: int) -> dict:
+    embed = lazy_minilm()
+    X, pairs, sources = pair_rows(data, seed, embed)
     pipe, calibrated = fit(X, seed)
     weights = to_weights(pipe, calibrated, seed)
     model = cm.ConsistencyModel(weights)

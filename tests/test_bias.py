@@ -182,6 +182,7 @@ def test_a_consistent_judge_passes_and_names_never_reach_it(project, llm_server)
     assert "Never deploy to prod" in sent and "office plants" in sent  # the perturbed requests were asked
 
 
+@pytest.mark.slow
 def test_record_adds_the_bias_gate_and_certified_needs_both(project, llm_server):  # noqa: F811
     llm_server.default = order_biased_judge
     refused = _bias("--record")
@@ -211,6 +212,7 @@ def test_only_some_perturbations_and_an_unknown_one(project, llm_server):  # noq
     assert bad.exit_code == 2 and "unknown perturbation 'shouting'" in bad.output
 
 
+@pytest.mark.slow
 def test_the_local_judge_runs_the_battery(tmp_path):
     labels = tmp_path / "labels.jsonl"
     rows = [json.loads(line) for line in (REPO / "labels" / "reference-a.jsonl").read_text().splitlines()]

@@ -46,6 +46,7 @@ def invoke(app, args):
     return CliRunner().invoke(app, [str(arg) for arg in args])
 
 
+@pytest.mark.slow
 def test_calibrate_writes_the_record_and_json(app, files, tmp_path):
     result = invoke(app, ["calibrate", "--labels", files["labels"], "--verdicts", files["a"],
                           "--out", tmp_path / "records", "--name", "judge-a", "--n-boot", 100,

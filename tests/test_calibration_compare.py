@@ -99,6 +99,7 @@ def simulated_study(seed, *, prevalence=0.3, tpr=0.85, tnr=0.9, n_labelled=300, 
     return labels, verdicts, unlabelled
 
 
+@pytest.mark.slow
 def test_rogan_gladen_recovers_the_true_rate_within_its_interval_in_most_seeds():
     covered = 0
     for seed in range(50):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 import subprocess
@@ -198,30 +197,42 @@ def test_summedits_adapter_shows_the_model_only_the_two_summaries():
     assert seen == [(["Ann pays.", "Bob waits."], "Ann paid.")] and flags == [False]
 
 
-@pytest.mark.slow
-def _six_digit_unit(value: float) -> float:
-    """One unit in the sixth significant digit of `value`: the file rounds every float so (r6)."""
-    return 0.0 if value == 0 else 10.0 ** (math.floor(math.log10(abs(value))) - 5)
+# How far the rebuilt weights may move on another machine (scripts/consistency_tolerance.py measures
+# it): the features are float32 MiniLM cosines, which another BLAS build or CPU kind computes with
+# last-bit differences; fed to the L-BFGS fit, relative feature noise of 1e-7 moved the six-digit
+# weights by up to 1e-5 and noise of 1e-6 to 1e-5 by up to 2.0e-3, while none of the 1,307 held-out
+# predictions and none of the 244 SummEdits flags changed (4 trials each, 2026-12-06). The weights are
+# held to 2.5x that; what must not move at all is the predictions.
+WEIGHT_TOLERANCE = 5e-3
+METRIC_TOLERANCE = 2e-3
 
 
-def _same_within_rounding(rebuilt, committed, where: str = "") -> None:
-    """Equal structure and values; floats equal to 1e-9 beyond the file's rounding (a last-digit
-    flip of a six-digit float is not a different model), metrics within a few pairs."""
+def _same_within_tolerance(rebuilt, committed, where: str = "") -> None:
+    """Equal structure and values; floats within WEIGHT_TOLERANCE (metrics and the threshold within
+    METRIC_TOLERANCE: a pair or two of the held-out split)."""
     if isinstance(committed, dict):
         assert isinstance(rebuilt, dict) and rebuilt.keys() == committed.keys(), where
         for key in committed:
-            _same_within_rounding(rebuilt[key], committed[key], f"{where}.{key}")
+            _same_within_tolerance(rebuilt[key], committed[key], f"{where}.{key}")
     elif isinstance(committed, list):
         assert isinstance(rebuilt, list) and len(rebuilt) == len(committed), where
-        for i, (a, b) in enumerate(zip(rebuilt, committed, strict=False)):
-            _same_within_rounding(a, b, f"{where}[{i}]")
+        for i, (a, b) in enumerate(zip(rebuilt, committed, strict=True)):
+            _same_within_tolerance(a, b, f"{where}[{i}]")
     elif isinstance(committed, float) and not isinstance(committed, bool):
-        if where.startswith(".metrics") or where == ".threshold":
-            assert abs(rebuilt - committed) <= 2e-3, (where, rebuilt, committed)
-        else:
-            assert abs(rebuilt - committed) <= 1e-9 + _six_digit_unit(committed), (where, rebuilt, committed)
+        bound = METRIC_TOLERANCE if where.startswith(".metrics") or where == ".threshold" else WEIGHT_TOLERANCE
+        assert abs(rebuilt - committed) <= bound, (where, rebuilt, committed)
     else:
         assert rebuilt == committed, (where, rebuilt, committed)
+
+
+def test_the_tolerance_check_tells_a_moved_weight_from_noise():
+    committed = json.loads(cm.WEIGHTS_FILE.read_text())
+    near = json.loads(cm.WEIGHTS_FILE.read_text())
+    near["coef"][0][1] += 5e-6  # issue 39: a fresh clone's rebuild differed so (0.261085 against 0.26108)
+    _same_within_tolerance(near, committed)
+    near["coef"][0][1] += 0.01
+    with pytest.raises(AssertionError):
+        _same_within_tolerance(near, committed)
 
 
 def _load_script():
@@ -233,14 +244,15 @@ def _load_script():
     return module
 
 
+@pytest.mark.slow
 def test_rebuild_matches_the_committed_weights(tmp_path):
     """Runs scripts/train_consistency.py and compares its output with judge/text/consistency.json:
     byte for byte when the machine computes the same floats, else what matters, so a loaded or
-    different machine passes too (issue 23: one digit at byte 107 differed under load): the same
-    structure, every weight within 1e-9 beyond the file's six-digit rounding, and identical
-    decisions on the SummEdits evaluation split the threshold is tuned on. Slow when the feature
-    cache is cold (a full rebuild embeds ~17k texts: ~1.5 min on 2 idle cores, several minutes on a
-    busy machine); ~10 s when warm (a developer's cache after one training run)."""
+    different machine passes too (issue 23: one digit at byte 107 differed under load; issue 39: a
+    weight 5e-6 off on fresh clones): the same structure, every weight within WEIGHT_TOLERANCE, and
+    identical decisions on the committed held-out pairs and on the SummEdits evaluation split the
+    threshold is tuned on. Slow: a full rebuild embeds ~17k texts (~1.5 min on 2 idle cores,
+    several minutes on a busy machine; ~10 s with a warm feature cache)."""
     if not DATA.is_dir():
         pytest.skip("../shared/data is absent (it sits beside the clone in CI and on developer machines)")
     out = tmp_path / "consistency.json"
@@ -251,10 +263,13 @@ def test_rebuild_matches_the_committed_weights(tmp_path):
     if out.read_bytes() == cm.WEIGHTS_FILE.read_bytes():
         return
     rebuilt, committed = json.loads(out.read_text()), json.loads(cm.WEIGHTS_FILE.read_text())
-    _same_within_rounding(rebuilt, committed)
+    _same_within_tolerance(rebuilt, committed)
     script = _load_script()
-    tune = script.summedits_rows(DATA, script.lazy_minilm())  # the rebuild's cached features
     models = [(cm.ConsistencyModel(cm.Weights.model_validate(w)), w["threshold"]) for w in (rebuilt, committed)]
+    held_out = script.held_out_rows(DATA)  # the rebuild's cached features
+    predicted = [[int(np.argmax(p)) for p in model.proba(held_out)] for model, _ in models]
+    assert len(held_out) > 1000 and predicted[0] == predicted[1]
+    tune = script.summedits_rows(DATA, script.lazy_minilm())
     for domain, records in tune.items():
         flags = [[min(p[0] for p in model.proba(rows)) < threshold for rows, _ in records]
                  for model, threshold in models]

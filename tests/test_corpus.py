@@ -96,6 +96,7 @@ def test_a_folder_and_a_jsonl_of_many_traces_give_the_same_rates(policy, tmp_pat
     assert header["kind"] == "run" and header["run_id"] == sample[0]["run_id"]
 
 
+@pytest.mark.slow
 def test_corpus_diff_flags_a_planted_rise_of_a_safety_critical_rate(policy, tmp_path):
     corpus(tmp_path / "old", 80, 4, 12)
     corpus(tmp_path / "new", 80, 20, 12, one_file=True, seed=1)  # no_deploy planted: 5% -> 25%
@@ -224,6 +225,7 @@ def test_judged_rates_are_corrected_by_the_judges_calibration_record(tmp_path, m
     assert rates["no_deploy"]["deterministic"] == 2 and rates["no_deploy"]["rate"] >= 2 / 30
 
 
+@pytest.mark.slow
 def test_a_policy_edited_between_the_corpora_is_said_by_the_diff(policy, tmp_path):
     corpus(tmp_path / "old", 30, 2, 3)
     corpus(tmp_path / "new", 30, 2, 3, seed=1)
@@ -239,3 +241,14 @@ def test_a_policy_edited_between_the_corpora_is_said_by_the_diff(policy, tmp_pat
     loud = runner.invoke(app, ["corpus", "diff", str(tmp_path / "old.json"), str(tmp_path / "edited.json")])
     assert "changed between the corpora" not in quiet.output
     assert "changed between the corpora" in " ".join(loud.output.split()), loud.output
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_a_corpus_of_a_few_traces_grades_with_two_jobs(policy, tmp_path, n):
+    """Issue 39: two traces and two jobs crashed (the parent, as one of the jobs, found the one worker
+    had taken both runs and popped an empty queue: exit 4). Any corpus size grades, every run once."""
+    folder = corpus(tmp_path / "few", n, deploys=1, prods=0)
+    result = _grade(policy, folder, tmp_path / "c.json", "--jobs", "2")
+    assert result.exit_code == 0, result.output  # a corpus grade exits 0 once its report is written
+    report = json.loads((tmp_path / "c.json").read_text())
+    assert report["runs"] == n and report["outcomes"]["fail"] == 1, report

@@ -119,6 +119,7 @@ def test_a_trace_with_neither_a_user_message_nor_a_task_statement_is_refused(tmp
         draft_scenario([_write(tmp_path / "t.jsonl", trace.lines)])
 
 
+@pytest.mark.slow
 def test_a_trace_naming_no_scenario_is_refused_by_a_scenario_not_crashed_on(tmp_path):
     # mypy found it: grades_traces_of(id, None) raised a TypeError, so `judge grade` exited 4.
     lines = (REPO / "examples" / "keep-database" / "clean.jsonl").read_text(encoding="utf-8").splitlines()

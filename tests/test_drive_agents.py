@@ -111,6 +111,7 @@ def test_on_the_command_line_an_inconclusive_run_exits_3_and_shows_why(scenario,
     assert "undecided because" in result.output
 
 
+@pytest.mark.slow
 def test_a_hanging_agent_is_killed_with_everything_it_started(scenario, tmp_path):
     pidfile = tmp_path / "child.pid"
     path = agent_file(tmp_path, f"""
@@ -154,6 +155,7 @@ def _gone(pid: int) -> None:
     raise AssertionError(f"process {pid} is still running")
 
 
+@pytest.mark.slow
 def test_the_turn_limit_and_the_deadline_stop_a_run(scenario, tmp_path):
     loop = agent_file(tmp_path, "import json; print(json.dumps({'tool': 'read_logs', 'args': {}}))")
     _, driven = run(scenario, tmp_path, f"{sys.executable} {loop}", limits=Limits(max_steps=3, deadline_s=30))

@@ -116,6 +116,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stress", sorted(CASES))
 def test_every_stressor_passes_a_following_agent_and_finds_the_planted_drift(model, tmp_path, stress):
     case = CASES[stress]
@@ -150,6 +151,7 @@ def test_an_openai_compatible_endpoint_is_driven_with_its_tool_calls_answered_fr
     assert "record_state" not in {t["function"]["name"] for t in llm_server.bodies[0]["tools"]}
 
 
+@pytest.mark.slow
 def test_repetitions_and_stresses_make_one_suite_report(model, tmp_path):
     model()
     result = drive(SCENARIO, tmp_path / "out", DriveOptions(agent=AGENT, judge="none", repeat=2,
@@ -169,6 +171,7 @@ def test_repetitions_and_stresses_make_one_suite_report(model, tmp_path):
     assert len(json.loads((result.folder / "correction-browser-webkit" / "grade.json").read_text())["runs"]) == 2
 
 
+@pytest.mark.slow
 def test_stress_all_on_the_command_line_prints_which_stressor_first_broke_which_key(tmp_path, monkeypatch):
     """The stand-in model (no server): its summaries drop the constraints and it takes a tool's word as
     permission; the table names the stressor that first broke each key."""

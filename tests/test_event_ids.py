@@ -32,11 +32,13 @@ def _as_list_everywhere(compact: EventIds, ids: list[str]) -> None:
     assert all(name in compact for name in ids[:5]) and ("\x00never" in compact) == ("\x00never" in ids)
 
 
+@pytest.mark.slow
 @given(ids_lists)
 def test_collected_ids_are_the_list_they_were_made_from(ids):
     _as_list_everywhere(EventIds.collect(iter(ids)), ids)
 
 
+@pytest.mark.slow
 @given(st.text(max_size=4), st.integers(0, 10**9), st.integers(0, 40))
 def test_numbered_ids_are_the_list_of_their_numbers(prefix, first, count):
     assert EventIds.numbered(prefix, first, count).in_a_row and not EventIds.collect(["e1"]).in_a_row
@@ -74,6 +76,7 @@ def test_equality_is_by_value_and_never_with_a_string():
     assert EventIds.collect(["ab"]) != "ab" and EventIds.collect(["a", "b"]) != "ab"
 
 
+@pytest.mark.slow
 def test_a_hundred_thousand_ids_cost_a_fraction_of_their_list():
     names = (f"evt-{i:x}" for i in range(100_000))
     tracemalloc.start()

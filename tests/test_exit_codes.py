@@ -132,6 +132,7 @@ scenarios:
     assert "calibration of judge 'gpt' is stale" in line and 'stale = "error"' in line
 
 
+@pytest.mark.slow
 def test_the_service_header_says_3_for_an_unreachable_judge(shared_dir, down):
     body = {"scenario": Path(_contract(shared_dir, "checkout-firefox.yaml")).read_text(),
             "traces": [Path(_contract(shared_dir, "checkout-firefox.clean.jsonl")).read_text()]}
@@ -157,6 +158,7 @@ def test_the_service_header_says_2_for_bad_input_and_4_for_a_bug(monkeypatch):
     assert broken.json()["detail"].startswith("internal error: RuntimeError: a bug")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node (20 or later) on PATH")
 def test_the_node_client_exits_3_for_inconclusive_and_4_for_a_service_bug(shared_dir, down, monkeypatch):
     client = REPO / "examples" / "ts-client" / "grade.mjs"

@@ -78,6 +78,7 @@ def test_a_stage_still_gives_its_submodules():
     assert style.__name__ == "judge.render.style" and cues.__name__ == "judge.text.cues"
 
 
+@pytest.mark.slow
 def test_importing_the_stages_loads_no_lazily_exported_module():
     targets = sorted({t.partition(":")[0] for p in LAZY.values() for t in _declared(p)[0].values()})
     code = (f"import importlib, json, sys\nfor p in {sorted(LAZY)!r}: importlib.import_module(p)\n"

@@ -1,6 +1,8 @@
 """`judge grade` audits summary events: findings in the report, handoff fidelity, and a lost
 safety-critical entry as a violation at the summary."""
 
+import pytest
+
 from judge.grade import grade_trace
 from judge.grade.summaries import handoff_fidelity, summary_violations
 from judge.summaries.audit import audit_summary_events
@@ -62,6 +64,7 @@ def _events(builder):
     return [adapter.validate_python(line) for line in builder.lines[1:]]
 
 
+@pytest.mark.slow
 def test_without_an_audit_no_summary_event_is_kept():
     """A long run of long summaries graded with no judge: nothing will audit them, so the grade's
     memory does not grow with them (kept, 20,000 summaries of 2,000 characters would be >= 40 MB)."""

@@ -129,6 +129,7 @@ def tau_runs():
     return json.loads(TAU.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_all_200_tau_bench_runs_import_whole(tau_runs, tmp_path):
     summary = import_openai(TAU, tmp_path / "tau", scenario="tau-airline-{task_id}")
     assert summary.runs == 200 and len(set(summary.files)) == 200

@@ -219,6 +219,7 @@ def test_the_cli_command_prints_what_it_wrote(tmp_path):
     assert summary["warnings"] == [f"1 label(s) appended to {tmp_path / 'out' / 'labels.jsonl'}"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not RJUDGE.is_file(), reason="../shared/data/r-judge is absent (a clone outside the project)")
 def test_every_r_judge_record_imports_and_no_final_answer_becomes_a_call(tmp_path):
     records = json.loads(RJUDGE.read_text())

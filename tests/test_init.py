@@ -89,6 +89,7 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path):
     assert (tmp_path / "tests" / "test_agent_runs.py").read_text() == "mine\n"
 
 
+@pytest.mark.slow
 def test_init_beside_a_pyproject_leaves_it_alone_and_writes_judge_toml(tmp_path):
     own = b'[project]\nname = "mine"\n'
     (tmp_path / "pyproject.toml").write_bytes(own)

@@ -154,6 +154,7 @@ def _imported_after(code: str) -> dict:
     return json.loads(line.split(" ", 1)[1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("judge", ["none", "local"])
 def test_a_grade_without_an_llm_judge_imports_no_llm_client_library(judge):
     code = ("import sys\nfrom judge.cli import main\n"
@@ -163,6 +164,7 @@ def test_a_grade_without_an_llm_judge_imports_no_llm_client_library(judge):
     assert _imported_after(code) == {name: False for name in LLM_LIBS}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode, uses_instructor", [("tools", False), ("json", True)])
 def test_the_default_mode_leaves_instructor_unimported(mode, uses_instructor):
     code = ("import asyncio, os, sys\nsys.path.insert(0, 'tests')\n"

@@ -75,6 +75,7 @@ def _grade_in_child(tmp_path: Path, scenario: dict, trace: list[dict]) -> tuple[
     return json.loads(done.stdout.strip().splitlines()[-1]), json.loads(out.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_a_grade_whose_keys_rules_all_decide_imports_no_model_runtime(tmp_path):
     result, report = _grade_in_child(tmp_path, RULED, TRACE)
     assert result["imported"] == [], result
@@ -86,6 +87,7 @@ def test_a_grade_whose_keys_rules_all_decide_imports_no_model_runtime(tmp_path):
     assert {k: f["source"] for k, f in findings.items()} == {"no_deploy": "deterministic", "browser": "deterministic"}
 
 
+@pytest.mark.slow
 def test_one_key_without_a_rule_loads_the_model_on_onnx_runtime_only(tmp_path):
     scenario = dict(RULED, ledger=RULED["ledger"] + [
         {"key": "goal", "class": "goal", "value": "Run the checkout tests", "source_turn": 1,
@@ -169,6 +171,7 @@ def test_batches_are_bounded_by_texts_and_padded_tokens():
 
 @pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
                     reason="sentence-transformers is not installed: nothing to compare with")
+@pytest.mark.slow
 def test_embeddings_match_sentence_transformers(encoder):
     reference = minilm.load_embedding_model(runtime="sentence-transformers")
     texts = SENTENCES + [line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
@@ -181,6 +184,7 @@ def test_embeddings_match_sentence_transformers(encoder):
     assert float(np.abs(ours - theirs).max()) < 1e-5
 
 
+@pytest.mark.slow
 def test_another_model_path_loads_through_sentence_transformers():
     pytest.importorskip("sentence_transformers")
     folder = minilm.resolve_model(minilm.DEFAULT_MODEL)  # a local path is not the bundled name
@@ -227,6 +231,7 @@ def test_the_weights_are_the_pinned_safetensors_and_the_graph_holds_none():
 
 @pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("torch", "transformers", "onnx")),
                     reason="the export needs torch, transformers and onnx")
+@pytest.mark.slow
 def test_the_committed_graph_is_what_the_export_script_makes():
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "export_minilm_onnx.py"), "--check"],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)

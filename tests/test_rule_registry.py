@@ -128,6 +128,7 @@ def test_a_clashing_kind_names_both_origins(test_kind):
         REGISTRY.register(TEST_SPEC, origin="another plug-in")
 
 
+@pytest.mark.slow
 def test_no_module_outside_the_kinds_compares_a_check_with_a_kind_name():
     """A kind's knowledge lives in its spec: `rule.check == "scope"`, `check in ("a", "b")` elsewhere
     would be a hand-kept table that a new kind could miss."""
@@ -155,6 +156,7 @@ def _judge(*args: str, env_extra: dict[str, str] | None = None, cwd: Path = REPO
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_a_plugin_kind_from_an_entry_point_grades(tmp_path):
     env = {"PYTHONPATH": os.pathsep.join([str(PLUGIN), os.environ.get("PYTHONPATH", "")])}
     out = tmp_path / "report.json"
@@ -222,6 +224,7 @@ SPEC = BackendSpec(name="always-violated", make=EveryKeyViolated, description="a
 '''
 
 
+@pytest.mark.slow
 def test_a_plugin_backend_from_an_entry_point_judges(tmp_path):
     env = _plugin(tmp_path, "always_violated", "judge.backends", "always-violated = always_violated:SPEC",
                   BACKEND_PLUGIN)

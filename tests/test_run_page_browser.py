@@ -43,6 +43,7 @@ def _watch(page) -> dict[str, list[str]]:
     return seen
 
 
+@pytest.mark.slow
 def test_the_page_loads_offline_and_pins_each_finding_to_its_event(tmp_path, browser):
     launched, expect = browser
     out = tmp_path / "run.html"
@@ -92,6 +93,7 @@ def reports(tmp_path) -> dict[str, Path]:
     return make_reports(tmp_path)
 
 
+@pytest.mark.slow
 def test_judge_view_serves_an_index_and_each_report_page(reports, browser):
     from judge.service.viewer import create_viewer_app
 

@@ -30,6 +30,7 @@ def test_docs_pages_name_only_assets_the_app_serves(path):
         assert client.get(url).status_code == 200, url
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 def test_swagger_ui_renders_in_chromium_with_the_network_cut_off(monkeypatch):
     sync_api = pytest.importorskip("playwright.sync_api", reason="needs the playwright package (the test extra)")

@@ -55,6 +55,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads worker processes from /proc (Linux)")
 # Runs over 1 MB: the parent waits on its two workers; runs under it: the parent grades beside one worker.
+@pytest.mark.slow
 @pytest.mark.parametrize(("events", "runs", "forked"), [(EVENTS, RUNS, 2), (4_000, 2_500, 1)])
 def test_ctrl_c_stops_the_suite_and_its_workers_within_two_seconds(tmp_path, events, runs, forked):
     from judge.suite.run import PARENT_RUN_BYTES
@@ -135,6 +136,7 @@ def _pool_run(monkeypatch, grade, tasks, jobs=2, *, first=None):
     return workers, workers.run()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("first", [None, 1])
 def test_results_come_back_in_task_order_whatever_the_scheduling(monkeypatch, first):
     if _in_a_fresh_interpreter(f"test_results_come_back_in_task_order_whatever_the_scheduling[{first}]"):
@@ -150,6 +152,7 @@ def test_results_come_back_in_task_order_whatever_the_scheduling(monkeypatch, fi
     assert all(w.peak_rss_mb > 0 for w in done.workers)
 
 
+@pytest.mark.slow
 def test_a_worker_that_raises_fails_the_suite_with_its_traceback(monkeypatch):
     if _in_a_fresh_interpreter("test_a_worker_that_raises_fails_the_suite_with_its_traceback"):
         return
@@ -165,6 +168,7 @@ def test_a_worker_that_raises_fails_the_suite_with_its_traceback(monkeypatch):
     assert "Traceback" in str(caught.value)
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_fails_the_suite(monkeypatch):
     if _in_a_fresh_interpreter("test_a_worker_that_dies_fails_the_suite"):
         return
@@ -195,6 +199,7 @@ def _pool_run_here(monkeypatch, grade, tasks):
     return workers.run(progress.append, local=grade), progress
 
 
+@pytest.mark.slow
 def test_the_parent_grades_beside_its_worker_and_results_keep_task_order(monkeypatch):
     if _in_a_fresh_interpreter("test_the_parent_grades_beside_its_worker_and_results_keep_task_order"):
         return
@@ -213,6 +218,7 @@ def test_the_parent_grades_beside_its_worker_and_results_keep_task_order(monkeyp
     assert progress == sorted(progress) and progress[-1] == 40 and len(set(progress)) == len(progress)
 
 
+@pytest.mark.slow
 def test_a_worker_that_raises_while_the_parent_grades_fails_the_suite(monkeypatch):
     if _in_a_fresh_interpreter("test_a_worker_that_raises_while_the_parent_grades_fails_the_suite"):
         return

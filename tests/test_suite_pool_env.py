@@ -9,6 +9,7 @@ import multiprocessing
 import threading
 from pathlib import Path
 
+import pytest
 from llm_server import llm_judge_config, llm_server  # noqa: F401
 from typer.testing import CliRunner
 
@@ -22,6 +23,7 @@ def _nothing() -> None:
     pass
 
 
+@pytest.mark.slow
 def test_forkserver_workers_get_the_parents_environment_now(llm_server, tmp_path, monkeypatch):  # noqa: F811
     assert threading.active_count() > 1  # the server's thread: the suite's workers come from the forkserver
     monkeypatch.delenv(KEY_ENV, raising=False)

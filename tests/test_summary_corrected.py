@@ -64,6 +64,7 @@ def test_a_delta_of_the_summarys_turn_after_it_does_not_count(model, refund_trac
     assert _status(after_turn, "draft_a20931").status == "distorted" and not after_turn.passed  # the old reading
 
 
+@pytest.mark.slow
 def test_audit_summary_and_grade_take_the_ledger_at_the_summary(refund_trace):
     scenario = str(EXAMPLES / "refund-agent" / "scenario.yaml")
     result = CliRunner().invoke(app, ["audit-summary", scenario, "--trace", str(refund_trace), "-q"])

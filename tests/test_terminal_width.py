@@ -82,6 +82,7 @@ def test_the_real_command_follows_columns(width):
     assert not any(line.startswith("after  key") for line in lines), "stacked, not a table"
 
 
+@pytest.mark.slow
 def test_without_columns_a_log_gets_the_wide_table():
     done = _cli(None, "grade", str(TOUR / "scenario.yaml"), str(TOUR / "drift.jsonl"), "--judge", "none")
     header = next(line for line in done.stdout.splitlines() if line.startswith("after"))
@@ -106,6 +107,7 @@ def test_a_house_table_stacks_rather_than_drop_a_column():
 @pytest.mark.parametrize("args", [["ledger", str(TOUR / "scenario.yaml")],
                                   ["suite", str(REPO / "examples" / "suite" / "suite.yaml"), "--judge", "none"],
                                   ["prompts", "list"]])
+@pytest.mark.slow
 def test_other_tables_fit_eighty_columns(args):
     done = _cli("80", *args)
     assert done.stdout and max(len(line.rstrip()) for line in done.stdout.splitlines()) <= 80, done.stdout

@@ -58,6 +58,7 @@ def test_sequential_ids_past_the_limit_are_bits_and_a_repeat_is_caught(small_lim
     assert len(seen._strings) <= 2  # the numbered ones are bits
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(_NAMES, st.sampled_from(["run_tests", "edit", "deploy"])), max_size=80))
 def test_the_call_table_maps_and_refuses_exactly_as_a_dict_would(pairs):

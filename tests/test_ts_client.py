@@ -35,6 +35,7 @@ def _node(*args: str, token: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([NODE, str(CLIENT), *args], capture_output=True, text=True, env=env, timeout=60)
 
 
+@pytest.mark.slow
 def test_client_fails_on_a_veto_and_passes_a_clean_run(shared_dir: Path, tmp_path: Path) -> None:
     contract = shared_dir / "contract"
     scenario = str(contract / "checkout-firefox.yaml")
@@ -59,6 +60,7 @@ def test_client_fails_on_a_veto_and_passes_a_clean_run(shared_dir: Path, tmp_pat
     assert len(refused.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_client_sends_the_token(shared_dir: Path) -> None:
     contract = shared_dir / "contract"
     args = [str(contract / "checkout-firefox.yaml"), str(contract / "checkout-firefox.clean.jsonl"), "--judge", "none"]

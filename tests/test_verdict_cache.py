@@ -94,6 +94,7 @@ def test_a_folder_that_cannot_hold_the_database_is_a_miss_not_an_error(tmp_path)
     assert cache.put("k", ENTRY) is False and cache.get("k") is None
 
 
+@pytest.mark.slow
 def test_several_processes_write_at_once(tmp_path):
     """Four processes write 400 entries each into one database from the same moment on (and read some
     back); every entry is there afterwards, whole. Two barriers (start, halfway) make the writes overlap

@@ -95,6 +95,7 @@ def test_the_bounded_loader_is_the_pure_python_one():
     assert yaml.SafeLoader in mro and all(not c.__module__.startswith("yaml._yaml") for c in mro)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML built without libyaml")
 def test_the_fuzz_figures_quoted_are_the_fuzz_scripts():
     """benchmarks/yaml_fuzz.py's docstring (and RESULTS.md) quote its seed-1 figures: they still hold."""

@@ -123,11 +123,14 @@ class WorkerPool:
         self.results: list[Any] = [None] * len(tasks)
         self.done = 0
         self.here: WorkerStats | None = None  # the parent's own grading (grade_here)
+        self.keep = 0  # runs a starting worker leaves queued for the parent (start's `keep`)
         self._stats: list[WorkerStats] = []
 
-    def start(self, n: int) -> None:
-        """Start `n` more workers, each sent its first runs before the next is forked."""
+    def start(self, n: int, keep: int = 0) -> None:
+        """Start `n` more workers, each sent its first runs before the next is forked; `keep` runs
+        stay queued for this process (it grades one while the worker starts: grade_here)."""
         self.jobs += n
+        self.keep = keep
         frozen = self.context.get_start_method() == "fork"
         if frozen:
             gc.freeze()  # inherited objects are never scanned by the workers' GC: no copy-on-write of them
@@ -147,11 +150,15 @@ class WorkerPool:
             self.stop()
             raise
         finally:
+            self.keep = 0
             if frozen:
                 gc.unfreeze()
 
-    def grade_here(self, local: Callable[[Any], Any]) -> None:
-        """Grade the next pending task in this process with `local` (the parent as one of the jobs)."""
+    def grade_here(self, local: Callable[[Any], Any]) -> bool:
+        """Grade the next pending task in this process with `local` (the parent as one of the jobs);
+        False when none is pending (the workers hold every run)."""
+        if not self.pending:
+            return False
         if self.here is None:
             self.here = WorkerStats(pid=os.getpid(), parent=True)
             self.jobs += 1
@@ -162,6 +169,7 @@ class WorkerPool:
         self.here.grade_cpu_s += time.process_time() - cpu
         self.here.tasks += 1
         self.done += 1
+        return True
 
     def run(self, progress: Callable[[int], None] | None = None,
             local: Callable[[Any], Any] | None = None) -> PoolRun:
@@ -208,9 +216,9 @@ class WorkerPool:
 
     def _feed(self, conn: Any) -> None:
         pending, outstanding = self.pending, self.outstanding
-        while pending and outstanding[id(conn)] < PREFETCH:
+        while len(pending) > self.keep and outstanding[id(conn)] < PREFETCH:
             size = max(1, min(MAX_CHUNK, len(pending) // (4 * self.jobs)))
-            chunk = [pending.pop() for _ in range(min(size, len(pending)))]
+            chunk = [pending.pop() for _ in range(min(size, len(pending) - self.keep))]
             self._send(conn, [(index, self.tasks[index]) for index in chunk])
             outstanding[id(conn)] += 1
         if not pending and outstanding[id(conn)] == 0:

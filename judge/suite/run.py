@@ -112,7 +112,7 @@ def run_tasks(tasks: list[Task], spec: JudgeSpec, ledgers: dict[str, Any], jobs:
     pool = WorkerPool(spec, ledgers, context, tasks)
     try:
         if here:  # one worker grades while this process warms up on the first run; the others inherit it
-            pool.start(1)
+            pool.start(1, keep=1)  # (two runs: the worker would otherwise take both)
             init_worker(spec, ledgers)
             pool.grade_here(grade_task)
         pool.start(min(jobs, len(tasks)) - (2 if here else 0))  # (no worker forked for nothing to do)

@@ -84,6 +84,7 @@ def _judge(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
                           env={**env, "JUDGE_CACHE_DIR": str(cwd / ".cache"), "HF_HUB_OFFLINE": "1"})
 
 
+@pytest.mark.slow
 def test_calibrate_writes_into_the_project_and_never_into_the_package(read_only_package, project):
     site = read_only_package
     before = _digests(site)

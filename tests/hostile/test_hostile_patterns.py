@@ -152,6 +152,7 @@ def test_the_hostile_pattern_through_the_service_while_healthz_answers():
     assert all(latency < 1.0 for latency in latencies), latencies
 
 
+@pytest.mark.slow
 def test_a_request_over_the_deadline_gets_503_and_the_server_stays_up(llm_server, tmp_path, monkeypatch):  # noqa: F811
     from judge.service import create_app
 
@@ -201,6 +202,7 @@ def test_path_globs_of_scope_answer_through_re2(globs, path, denied):
     assert allowed_by(globs, path) is (denied is not None)
 
 
+@pytest.mark.slow
 def test_the_hostile_pattern_through_judge_serve_while_healthz_answers():
     """The same through the command a user runs (`judge serve` in its own process, its default
     workers): /healthz answers within a second while the hostile pattern grades."""

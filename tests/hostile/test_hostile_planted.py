@@ -49,6 +49,7 @@ def test_the_trace_really_holds_every_planted_value(files):
     assert not set(s for _, _, s in VALUES) - set(leaks(files[1].read_text(encoding="utf-8")))
 
 
+@pytest.mark.slow
 def test_nothing_planted_reaches_the_judge_the_cache_or_a_report(config, files, llm_server, tmp_path):  # noqa: F811
     llm_server.reset()  # every answer: all asked keys upheld
     out = tmp_path / "out"
@@ -71,6 +72,7 @@ def test_nothing_planted_reaches_the_judge_the_cache_or_a_report(config, files, 
     assert "probe-agent" not in sent and "9.9.9" not in sent and "gpt-4o" not in sent
 
 
+@pytest.mark.slow
 def test_nothing_planted_reaches_a_service_answer(config, files, llm_server):  # noqa: F811
     from fastapi.testclient import TestClient
 

@@ -116,6 +116,7 @@ def _healthy(port: int, process: subprocess.Popen) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inside", ["scenarios", "reports", "both"])
 def test_serve_restarts_with_its_labels_file_anywhere(tmp_path, inside):
     """A labels file of a first run, inside --scenarios, inside --reports, or in one folder that is
