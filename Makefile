@@ -29,8 +29,8 @@ $(STAMP): pyproject.toml constraints.txt judge/__init__.py
 	@echo "install: into $(VENV)/ (pyproject.toml, constraints.txt or the version changed; the first run takes a few minutes)"
 	@echo "install: 1/3 torch 2.13.0, the CPU build (pinned first: unpinned, pip would pick a multi-GB CUDA build)"
 	@$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "is ignored" || true
-	@echo "install: 2/3 judge (editable) and its dependencies at the versions in constraints.txt (extras: test, ray)"
-	@$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ray]' 2>&1 | grep -v "is ignored" || true
+	@echo "install: 2/3 judge (editable) and its dependencies at the versions in constraints.txt (extras: test, ray, local-llm)"
+	@$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ray,local-llm]' 2>&1 | grep -v "is ignored" || true
 	@echo "install: 3/3 checking that judge, calibration and torch import"
 	@$(BIN)/python -c "import judge, calibration, torch; assert torch.__version__.startswith('2.13.0')"
 	@touch $(STAMP)
