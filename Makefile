@@ -30,6 +30,7 @@ $(STAMP): pyproject.toml constraints.txt judge/__init__.py
 	@echo "install: 1/3 torch 2.13.0, the CPU build (pinned first: unpinned, pip would pick a multi-GB CUDA build)"
 	@$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "is ignored" || true
 	@echo "install: 2/3 judge (editable) and its dependencies at the versions in constraints.txt (extras: test, ray, local-llm)"
+	@$(BIN)/pip uninstall -q -y judge 2>/dev/null || true  # the distribution's old name (now judge-drift): its metadata and script would linger
 	@$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ray,local-llm]' 2>&1 | grep -v "is ignored" || true
 	@echo "install: 3/3 checking that judge, calibration and torch import"
 	@$(BIN)/python -c "import judge, calibration, torch; assert torch.__version__.startswith('2.13.0')"
