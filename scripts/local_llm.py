@@ -177,9 +177,10 @@ def fetch(model: Model, cache: Path | None = None,
 def wait_until_ready(base: str, timeout_s: float, alive: Callable[[], bool] = lambda: True) -> None:
     """Wait until the server's /health answers 200 (llama-server answers 503 while it loads)."""
     deadline = time.monotonic() + timeout_s
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never through a proxy
     while True:
         try:
-            with urllib.request.urlopen(base + "/health", timeout=5) as answer:
+            with direct.open(base + "/health", timeout=5) as answer:
                 if answer.status == 200:
                     return
         except (urllib.error.URLError, OSError):

@@ -22,7 +22,7 @@ from redis_server import free_port, missing
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "local_llm.py"
 MODEL = "qwen2.5-coder-0.5b"
-FETCH_TIMEOUT_S = 1800  # a first fetch downloads ~470 MB
+FETCH_TIMEOUT_S = 1800  # a first fetch downloads ~490 MB
 START_TIMEOUT_S = 180   # the 0.5B model loads in 2-12 s; a loaded machine is slower
 
 

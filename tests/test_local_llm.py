@@ -124,7 +124,8 @@ def test_the_real_server_answers_a_schema_bound_request_with_json_and_usage(loca
                                                      "Was the user's constraint upheld or violated?"}],
             "response_format": {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True,
                                                                        "schema": VERDICT}}}
-    answer = httpx.post(local_llm.base_url + "/chat/completions", json=body, timeout=300)
+    client = httpx.Client(trust_env=False, timeout=300)  # loopback: never through a proxy
+    answer = client.post(local_llm.base_url + "/chat/completions", json=body)
     assert answer.status_code == 200, answer.text
     data = answer.json()
     choice = data["choices"][0]
@@ -134,7 +135,7 @@ def test_the_real_server_answers_a_schema_bound_request_with_json_and_usage(loca
     usage = data["usage"]
     assert usage["prompt_tokens"] > 20 and 0 < usage["completion_tokens"] <= 48
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
-    models = httpx.get(local_llm.base_url + "/models", timeout=30).json()
+    models = client.get(local_llm.base_url + "/models").json()
     assert local_llm.model in [m["id"] for m in models["data"]]
 
 
