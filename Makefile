@@ -26,7 +26,7 @@ compiled: $(STAMP)
 # holds the version (pyproject.toml reads it): a new version reinstalls, so the metadata follows.
 # scripts/install.py says each step with its elapsed time, and a line every 20 s while pip works
 # (pip's own output goes to .venv/install.log).
-EXTRAS ?= test,ray
+EXTRAS ?= test,ray,local-llm
 $(STAMP): pyproject.toml constraints.txt judge/__init__.py
 	@echo "install: into $(VENV)/ (pyproject.toml, constraints.txt or the version changed; 2.5-3 min on 2 idle cores, much longer on a busy machine)"
 	@$(PY) scripts/install.py --venv $(VENV) --extras $(EXTRAS)

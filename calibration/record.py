@@ -55,7 +55,11 @@ from calibration.splits import (
 )
 
 RECORD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-VERSIONED_PACKAGES = ("judge", "numpy", "scipy", "scikit-learn", "pydantic", "matplotlib")
+# The packages whose versions a record keeps, by the key it keeps them under -> distribution name.
+# judge is installed as `judge-drift` (pyproject.toml's [project] name; calibration cannot import judge).
+DISTRIBUTION = "judge-drift"
+VERSIONED_PACKAGES = {"judge": DISTRIBUTION, "numpy": "numpy", "scipy": "scipy", "scikit-learn": "scikit-learn",
+                      "pydantic": "pydantic", "matplotlib": "matplotlib"}
 
 
 class Confusion(BaseModel):
@@ -197,9 +201,9 @@ def matched_or_error(labels: list[LabelRecord], verdicts: list[VerdictRecord]) -
 def package_versions() -> dict[str, str]:
     """The Python version and the installed versions of the packages that decide a record's numbers."""
     versions = {"python": platform.python_version()}
-    for name in VERSIONED_PACKAGES:
+    for key, distribution in VERSIONED_PACKAGES.items():
         try:
-            versions[name] = metadata.version(name)
+            versions[key] = metadata.version(distribution)
         except metadata.PackageNotFoundError:
             continue
     return versions

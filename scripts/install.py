@@ -4,8 +4,8 @@
     python3 scripts/install.py --venv .venv --extras test,ray,local-llm
 
 1. the virtual environment (when absent); 2. torch 2.13.0, the CPU build (pinned first: unpinned, pip
-would pick a multi-GB CUDA build); 3. judge (editable) and its dependencies at the versions in
-constraints.txt; 4. a check that judge, calibration and torch import. pip's own output goes to
+would pick a multi-GB CUDA build); 3. judge-drift, the distribution of the `judge` package (editable; an install under the old name
+`judge` removed first), and its dependencies at the versions in constraints.txt; 4. a check that judge, calibration and torch import. pip's own output goes to
 `<venv>/install.log` (appended, one header per run); while a step runs, a line every `--every`
 seconds says how long it has taken and what pip is doing (its last `Collecting`, `Downloading`,
 `Building` or `Installing` line), so a slow machine is never silent. A failed step prints the log's
@@ -88,12 +88,19 @@ def steps(venv: Path, extras: str) -> list[tuple[str, list[str]]]:
     """The steps after the venv exists: (label, command)."""
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check"]
     check = "import judge, calibration, torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
+    python = str(venv / "bin" / "python")
+    # The distribution's old name (now judge-drift): an editable `judge` left installed keeps its
+    # metadata and script, and uninstalling it later would delete bin/judge.
+    old_name = [python, "-c", "import importlib.metadata as m, subprocess, sys\n"
+                "try: m.distribution('judge')\nexcept m.PackageNotFoundError: sys.exit(0)\n"
+                "sys.exit(subprocess.call([sys.executable, '-m', 'pip', 'uninstall', '-y', 'judge']))"]
     return [
-        ("2/4 torch 2.13.0, the CPU build (pinned first: unpinned, pip would pick a multi-GB CUDA build)",
+        ("2/5 torch 2.13.0, the CPU build (pinned first: unpinned, pip would pick a multi-GB CUDA build)",
          pip + [TORCH]),
-        (f"3/4 judge (editable) and its dependencies at the versions in constraints.txt (extras: {extras})",
+        ("3/5 removing an install under the distribution's old name (judge), if any", old_name),
+        (f"4/5 judge-drift (editable) and its dependencies at the versions in constraints.txt (extras: {extras})",
          pip + ["-c", "constraints.txt", "-e", f".[{extras}]"]),
-        ("4/4 checking that judge, calibration and torch import", [str(venv / "bin" / "python"), "-c", check]),
+        ("5/5 checking that judge, calibration and torch import", [str(venv / "bin" / "python"), "-c", check]),
     ]
 
 
@@ -106,10 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     venv = args.venv if args.venv.is_absolute() else ROOT / args.venv
     started = time.monotonic()
     if not (venv / "bin" / "python").exists():
-        print(f"install: 1/4 creating the virtual environment {venv.name}/")
+        print(f"install: 1/5 creating the virtual environment {venv.name}/")
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     else:
-        print(f"install: 1/4 the virtual environment {venv.name}/ is there")
+        print(f"install: 1/5 the virtual environment {venv.name}/ is there")
     log = venv / "install.log"
     print(f"install: pip's output goes to {log.relative_to(ROOT) if log.is_relative_to(ROOT) else log}")
     for label, command in steps(venv, args.extras):

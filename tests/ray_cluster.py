@@ -42,7 +42,7 @@ def ray_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def start_head(folder: Path, env: dict[str, str], cpus: int = 2) -> RayHead:
     binary = _ray_binary()
     if binary is None:
-        missing("Ray is not installed (pip install 'judge[ray]'; .ci/run installs it)")
+        missing("Ray is not installed (pip install 'judge-drift[ray]'; .ci/run installs it)")
     port = free_port()
     log = folder / "ray-head.log"
     with log.open("wb") as out:

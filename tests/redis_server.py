@@ -49,7 +49,7 @@ def start_redis(folder) -> RedisServer:
     try:
         import redis
     except ImportError:
-        missing("the redis client is not installed (pip install 'judge[redis]'; .ci/run installs it)")
+        missing("the redis client is not installed (pip install 'judge-drift[redis]'; .ci/run installs it)")
     port = free_port()
     process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                                 "--dir", str(folder), "--daemonize", "no", "--protected-mode", "yes"],

@@ -35,7 +35,7 @@ def test_entries_round_trip_per_namespace_and_are_seen_by_another_client(redis_s
 
 
 def test_a_server_that_is_down_is_a_miss_once_not_a_wait_per_call():
-    pytest.importorskip("redis", reason="the redis client is not installed (pip install 'judge[redis]')")
+    pytest.importorskip("redis", reason="the redis client is not installed (pip install 'judge-drift[redis]')")
     from judge.judges.redis_cache import RedisVerdictCache
 
     cache = RedisVerdictCache(f"redis://127.0.0.1:{free_port()}/0")

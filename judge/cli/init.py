@@ -3,6 +3,8 @@ GitHub Actions workflow and a pytest example, ready to lint and grade. Never ove
 target is checked before any is written, and one that exists stops the command (exit 2).
 
 The templates are package data (judge/cli/scaffold/), so they are there after a plain `pip install`.
+The workflow installs `judge-drift=={judge_version}`: judge's distribution name (`judge` on the package
+index is an unrelated project) at the version that wrote it, so CI grades with the judge you ran.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import typer
 
+from judge import __version__
 from judge.cli.common import console, user_errors
 from judge.errors import UsageError
 
@@ -31,7 +34,10 @@ FILES: dict[str, tuple[str, str]] = {
 
 
 def _template(name: str) -> str:
-    return resources.files("judge.cli").joinpath("scaffold", name).read_text(encoding="utf-8")
+    """A scaffold file, `{judge_version}` made this judge's version (the workflow installs the judge
+    that wrote it, by its distribution name `judge-drift`)."""
+    text = resources.files("judge.cli").joinpath("scaffold", name).read_text(encoding="utf-8")
+    return text.replace("{judge_version}", __version__)
 
 
 def plan(directory: Path) -> dict[Path, tuple[str, str]]:

@@ -34,7 +34,8 @@ def _default_judge(judge: str | None, config: Path | None) -> str | None:
 
 ENGINE_HELP = ("Where the runs are graded: `local` (default: --jobs worker processes here) or `ray[:ADDRESS]`, the "
                "tasks of a Ray cluster (ADDRESS as ray.init takes it, e.g. 127.0.0.1:6379; none: RAY_ADDRESS, else a "
-               "new Ray instance here); the report is the same. Needs `pip install 'judge[ray]'`; docs/cluster.md.")
+               "new Ray instance here); the report is the same. Needs `pip install 'judge-drift[ray]'`; "
+               "docs/cluster.md.")
 
 
 @user_errors

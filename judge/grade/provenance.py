@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from judge import __version__
 from judge.model import Candidate, InputFile, Inputs, JudgeFingerprint, Provenance, RunHeader, as_fingerprint
 
 PACKAGES = ("judge", "pydantic", "pydantic-core", "litellm", "instructor", "sentence-transformers",
@@ -36,9 +37,14 @@ def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:
 
 @lru_cache(maxsize=4)
 def _package_versions(names: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
-    """Installed versions (None when a package is absent), plus the Python version."""
+    """Installed versions (None when a package is absent), plus the Python version. `judge` is this
+    package's own `__version__` (docs/contract.md: its one source), whatever distribution installed it
+    (`judge-drift`; an older install's metadata may still be named `judge`)."""
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in names:
+        if name == "judge":
+            out[name] = __version__
+            continue
         try:
             out[name] = _version(metadata.distribution(name))
         except metadata.PackageNotFoundError:

@@ -16,7 +16,7 @@ one a local run writes, byte for byte. What a Ray worker needs to grade as this 
 - one verdict cache: set the judge's `cache = "redis://HOST:PORT/DB"` (judge.judges.redis_cache)
   when the cluster has more than one machine.
 
-`ray` is the optional extra `judge[ray]`; it is imported only here, and only for `--engine ray`.
+`ray` is the optional extra `judge-drift[ray]`; it is imported only here, and only for `--engine ray`.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise UsageError("--engine ray needs Ray: pip install 'judge[ray]'", field="--engine") from None
+        raise UsageError("--engine ray needs Ray: pip install 'judge-drift[ray]'", field="--engine") from None
     return ray
 
 
