@@ -159,23 +159,50 @@ def _assignments(text: str, lowered: str) -> Iterator[Span]:
     """`name = value`, `name: value`, `"name": "value"` (quotes escaped any number of times) where
     the name is secret-named (judge.trace.names)."""
     done = 0
-    for start, _ in sorted(hint_spans(lowered)):
-        if start < done:
+    hints = sorted(hint_spans(lowered))
+    for index, (hint, _) in enumerate(hints):
+        if hint < done:
             continue
-        lo = max(done, start - 80)
-        left_match, right_match = _NAME_LEFT.match(text[lo:start][::-1]), _NAME_RIGHT.match(text, start)
-        assert left_match is not None and right_match is not None  # `{0,80}`: they match everywhere
-        left, right = left_match.end(), right_match.end()
+        _, right, secret = _name_around(text, hint, done)
         done = right
-        if not is_secret_name(text[start - left:right]):
-            continue
-        m = _ASSIGN.match(text, right)
+        m = _ASSIGN.match(text, right) if secret else None
         if m is None:
             continue
         start, end = _value_span(text, m)
+        if m.group(2) is None:
+            end = _before_next_assignment(text, hints, index + 1, start, end)
         if end > start:
             done = end
             yield start, end, "secret_field"
+
+
+def _name_around(text: str, hint: int, done: int) -> tuple[int, int, bool]:
+    """(start, end, secret-named?) of the name around the hint starting at `hint`, not reaching back
+    before `done`."""
+    lo = max(done, hint - 80)
+    left_match, right_match = _NAME_LEFT.match(text[lo:hint][::-1]), _NAME_RIGHT.match(text, hint)
+    assert left_match is not None and right_match is not None  # `{0,80}`: they match everywhere
+    start, end = hint - left_match.end(), right_match.end()
+    return start, end, is_secret_name(text[start:end])
+
+
+def _before_next_assignment(text: str, hints: list[tuple[int, int]], first: int, start: int, end: int) -> int:
+    """An unquoted value runs to the end of its line, but not over the next secret-named assignment
+    on it (`DB_PASSWORD=x1; API_TOKEN="..."`: that one's value is found as its own, quoted or not):
+    the end of the value before it, separators (`;`, `,`, spaces) left out. Each hint is looked at
+    once here and once as its own, so a line full of them stays linear."""
+    for hint, _ in hints[first:]:
+        if hint >= end:
+            break
+        name_start, name_end, secret = _name_around(text, hint, start)
+        if not secret or _ASSIGN.match(text, name_end) is None:
+            continue
+        cut = name_start
+        while cut > start and text[cut - 1] in " \t;,":
+            cut -= 1
+        if cut > start:
+            return cut
+    return end
 
 
 def _value_span(text: str, m: re.Match[str]) -> tuple[int, int]:
@@ -183,18 +210,63 @@ def _value_span(text: str, m: re.Match[str]) -> tuple[int, int]:
     escaped as often), else to the end of its line (or of the text, at most 1,000 characters)."""
     if m.group(2) is None:
         value = m.group(3).rstrip()
+        if value[:1] in ("[", "{"):  # a list or an object written out (`password: ["a", "b"]`)
+            return m.start(3), _bracket_end(text, m.start(3), min(len(text), m.start(3) + 1000))
         return m.start(3), m.start(3) + len(value)
-    quote = m.group(2)
     start = m.end(2)
     stop = min(len(text), start + 1000)
-    close = text.find(quote, start, stop)
-    while close > 0 and len(quote) == 1 and text[close - 1] == "\\" and quote == '"':
-        close = text.find(quote, close + 1, stop)  # `\"` inside a double-quoted value
+    close = _closing_quote(text, m.group(2), start, stop)
     if close < 0:
         line_end = min((i for i in (text.find("\n", start, stop), text.find("\r", start, stop)) if i >= 0),
                        default=stop)
         return start, line_end
     return start, close
+
+
+def _bracket_end(text: str, start: int, stop: int) -> int:
+    """Past the bracket closing the one at `start` (quoted strings skipped, escapes read), else the
+    end of its line (or `stop`): the whole list or object is the value."""
+    depth, quote, pos = 0, "", start
+    while pos < stop:
+        ch = text[pos]
+        if ch in "\r\n":
+            return pos
+        if ch == "\\":
+            pos += 1  # an escaped character (`\\"` in JSON held in a string: no quote of this level)
+        elif quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+            if depth == 0:
+                return pos + 1
+        pos += 1
+    return stop
+
+
+def _closing_quote(text: str, quote: str, start: int, stop: int) -> int:
+    """Where the value opened by `quote` (its quote character after k backslashes: k is 1 in JSON
+    held in a string) closes, or -1. A quote inside the value is escaped once more than the opening
+    one (its run of backslashes is not k modulo 2k + 2: a backslash and a quote inside a plain
+    double-quoted value, three and a quote inside an escaped one); in single quotes a doubled `''`
+    is YAML's escape of one (`'it''s'`)."""
+    escapes = len(quote) - 1
+    mark = quote[-1]
+    at = text.find(mark, start, stop)
+    while at >= 0:
+        run = at
+        while run > start and text[run - 1] == "\\":
+            run -= 1
+        if (at - run) % (2 * escapes + 2) == escapes:
+            if not (escapes == 0 and mark == "'" and text.startswith("'", at + 1)):
+                return at - escapes
+            at += 1  # `''`: one quote, escaped
+        at = text.find(mark, at + 1, stop)
+    return -1
 
 
 def _emails(text: str) -> Iterator[Span]:

@@ -66,6 +66,15 @@ VALUES: list[tuple[str, str, str]] = [
     ("es_dni", "DNI 12345678Z", "12345678Z"),
     ("gb_nhs", "NHS number 943 476 5919", "943 476 5919"),
     ("br_cpf", "CPF 123.456.789-09", "123.456.789-09"),
+    # issue 39: a quoted secret after an unquoted one on the same line, in each separator's form
+    ("assign_semicolon", 'env DB_PASSWORD=x1; API_TOKEN="Pl4ntTok-semi39"', "Pl4ntTok-semi39"),
+    ("assign_comma", 'ini password = x1, api_token = "Pl4ntTok-comma39"', "Pl4ntTok-comma39"),
+    ("assign_space", 'run PGPASSWORD=x1 API_TOKEN="Pl4ntTok-space39" psql', "Pl4ntTok-space39"),
+    ("assign_amp", 'query db_password=x1&api_token="Pl4ntTok-amp39"', "Pl4ntTok-amp39"),
+    ("assign_jsonish", "cfg {db_password: x1, api_token: 'Pl4ntTok-js39'} ok", "Pl4ntTok-js39"),
+    # quoted values with their escapes: YAML's `''`, a backslash before a double quote
+    ("yaml_single_quote", "password: 'it''s-Pl4nted-yaml39' ok", "s-Pl4nted-yaml39"),
+    ("double_quote_escape", 'password: "it\\"s-Pl4nted-dq39" ok', "s-Pl4nted-dq39"),
 ]
 # Declared by SCENARIO's no-leak rule: redacted (kind no_leak) wherever the trace is shown or sent.
 NO_LEAK_VALUE = "Globex Tenant 4471"
