@@ -59,6 +59,13 @@ _NAME_RIGHT = re.compile(r"[\w.-]{0,80}+")
 _ASSIGN = re.compile(r"(\\{0,8}[\"'])?[ \t]{0,8}(?::=|=>|[:=])[ \t]*+(?:(\\{0,8}[\"'])|"
                      r"([^\r\n\"\\&<]{1,1000}+))")
 _ATEXT = re.compile(r"[\w!#$%&'*+/=?^`{|}~.-]{1,256}")  # an e-mail's local part, applied reversed
+# Single-label domains that name an environment or a release channel: `snapshot-2024@prod` and
+# `pkg@latest` are references, not addresses (`root@localhost` is one).
+_TAGS = frozenset({"prod", "production", "staging", "stage", "dev", "devel", "development", "test", "testing", "qa",
+                   "uat", "latest", "stable", "main", "master", "head", "canary", "beta", "alpha", "nightly", "edge",
+                   "release", "preview", "next", "current", "live", "sandbox", "snapshot", "tip"})
+# After `user@host`: a `:` and a path (scp-like: `git@github.com:org/repo.git`), a git remote.
+_SCP_PATH = re.compile(r":[\w.~-]{0,256}+/|:[\w.~-]{0,256}\.git(?![\w-])")
 _DOMAIN = re.compile(r"[^\W_](?:[\w-]{0,62}+)(?:\.[^\W_][\w-]{0,62}+){0,8}+")
 _AWS_KEY = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS = re.compile(r"(?i:aws)")
@@ -279,14 +286,27 @@ def _emails(text: str) -> Iterator[Span]:
         if local is None:
             continue
         domain = _DOMAIN.match(text, at + 1)
-        if domain is None or not any(ch.isalpha() for ch in domain.group().rsplit(".", 1)[-1]):
-            continue  # `pkg@1.2.3` is a version, not an address
+        if domain is None or not _address_domain(domain.group(), text, domain.end()):
+            continue
         start = at - local.end()
         while text[start] == ".":  # an address does not start with a dot (`...bob@x.org`)
             start += 1
         if start < at:
             yield start, domain.end(), "email"
             pos = domain.end()
+
+
+def _address_domain(domain: str, text: str, end: int) -> bool:
+    """Is what follows an `@` an address's domain, not a version (`pkg@1.2.3`, `pkg@1.2.3-rc1`: no
+    top-level label starts with a digit), a single-label tag or digest (`app@sha256:...`,
+    `actions/checkout@v4`, `snapshot-2024@prod`: a single label is an address's only when it is
+    letters and hyphens and no environment's name), or a git remote (`git@github.com:org/repo`)?"""
+    labels = domain.split(".")
+    if not labels[-1][:1].isalpha():
+        return False
+    if len(labels) == 1 and (not domain.replace("-", "").isalpha() or domain.lower() in _TAGS):
+        return False
+    return _SCP_PATH.match(text, end) is None
 
 
 def _aws(text: str) -> Iterator[Span]:

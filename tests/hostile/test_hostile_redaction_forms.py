@@ -52,3 +52,22 @@ def test_a_quoted_value_is_redacted_to_its_real_closing_quote(text, expected):
     assert _redacted(text) == expected
 
 
+@pytest.mark.parametrize("text", [
+    "registry.example.com/app@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "pkg@1.2.3", "pkg@1.2.3-rc1", "git@github.com:org/repo.git", "git@gitlab.example.com:group/sub/repo",
+    "snapshot-2024@prod", "actions/checkout@v4", "image@latest", "node@20", "ref main@head",
+])
+def test_a_reference_holding_an_at_sign_is_no_email(text):
+    assert Redactor().text(text) == text
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("mail jane.doe@example.com", ""), ("root@localhost", ""), ("admin@intranet", ""), ("jane@163.com", ""),
+    ("josé@bücher.de", ""), ("to jane.doe@example.com: see you", ": see you"),
+    ("push to app@sha256:abc and mail jane@example.org", "app@sha256:abc"),
+])
+def test_an_email_is_still_redacted(text, kept):
+    out = Redactor().text(text)
+    assert "[REDACTED:email]" in out and "@example" not in out and kept in out, out
+
+
