@@ -5,15 +5,15 @@ dropped, `%XX` decoded) and the spans found there are mapped back to the string 
 what the redactor replaces. Base64 runs are decoded and searched too (judge.trace.encoded).
 
 Every detector is anchored: a literal or a short class found by one C-level scan (`@`, `://`,
-`eyJ`, `-----BEGIN`, a provider's key prefix, a secret word (judge.trace.names.WORD_HINT), a digit
+`eyJ`, `PRIVATE KEY`, a provider's key prefix or shape's literal, a secret word (judge.trace.names.WORD_HINT), a digit
 run), then a bounded or possessive match from there. Runs are taken from their left end only (a
 look-behind refuses a start inside a run), so no position is retried for every position before it:
 a 10 MB line costs ten times a 1 MB line, whatever it holds (benchmarks/bench_redact.py). Each
 detector runs only when its gate (judge.trace.gates) finds what it needs.
 
 Kinds: private_key (PEM blocks, with or without their END line), jwt (by structure:
-judge.trace.encoded), api_key (the providers in `_KEYS`), aws_secret (a 40-character key near the
-word "aws"), bearer_token, basic_auth, url_credentials (`scheme://user:password@host`),
+judge.trace.encoded), api_key (the providers in `_KEYS`, and the shapes of judge.trace.providers),
+aws_secret (a 40-character key near the word "aws": mixed, or quoted), bearer_token, basic_auth, url_credentials (`scheme://user:password@host`),
 secret_field (the value after a secret-named name: `DB_PASSWORD=...`, `"api_key": "..."`, also
 inside escaped JSON; a quoted value to its closing quote, an unquoted one to the end of its line,
 so `password: correct horse battery staple` and every cookie of a `Cookie:` line go whole), email
@@ -35,6 +35,7 @@ from judge.trace.names import is_secret_name
 from judge.trace.normal import fold
 from judge.trace.numbers import candidates as number_spans
 from judge.trace.numbers import ibans
+from judge.trace.providers import provider_spans
 
 Span = tuple[int, int, str]
 
@@ -43,16 +44,22 @@ _KEYS = re.compile(
     r"(?:sk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}+"     # OpenAI, Anthropic
     r"|(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"             # AWS access key ids
     r"|github_pat_[A-Za-z0-9_]{22,}+|gh[pousr]_[A-Za-z0-9]{30,}+"    # GitHub
-    r"|gl(?:pat|dt|rt|ft|soat|cbt|imt)-[A-Za-z0-9_-]{20,}+"          # GitLab
-    r"|xox[abposre]-[A-Za-z0-9-]{10,}+|xapp-[A-Za-z0-9-]{10,}+"      # Slack (bot, user, app tokens)
+    r"|gl(?:pat|dt|rt|ft|soat|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_-]{20,}+|GR1348941[A-Za-z0-9_-]{20,}+"  # GitLab
+    r"|xox[abposre]-[A-Za-z0-9-]{10,}+|xox[abposr]-(?:[0-9]++-)++[A-Za-z0-9]++"  # Slack bot, user tokens
+    r"|xapp-[A-Za-z0-9-]{10,}+"                                     # Slack app tokens
     r"|AIza[0-9A-Za-z_-]{30,}+"                                     # Google
     r"|[sr]k_(?:live|test)_[0-9A-Za-z]{16,}+|whsec_[0-9A-Za-z]{24,}+"  # Stripe
     r"|hf_[A-Za-z0-9]{30,}+|npm_[A-Za-z0-9]{36}|pypi-AgE[A-Za-z0-9_-]{50,}+"  # Hugging Face, npm, PyPI
     r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|sq0(?:csp|atp)-[A-Za-z0-9_-]{22,}+"  # SendGrid, Square
-    r"|(?:AC|SK)[0-9a-f]{32}|AccountKey=[A-Za-z0-9+/=]{40,}+)")      # Twilio, Azure storage
-_PEM = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_URL_CREDS = re.compile(r"://([^\s/?#@:\"\\]{0,256}+:[^\s/?#@\"\\]{1,256}+)@")
+    r"|(?:AC|SK)[0-9a-z]{32}|AccountKey=[A-Za-z0-9+/=]{40,}+"        # Twilio, Azure storage
+    r"|AKC[A-Za-z0-9]{10,}+|AP[0-9A-F][A-Za-z0-9]{8,}+(?=[\s\"'`,;)\]}]|$))")  # Artifactory token, password
+# A PEM or SSH2 armour line (five or four dashes): the key to its END line; a bare `BEGIN ... PRIVATE
+# KEY` in prose is only its own words.
+_PEM = re.compile(r"BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?(?: ?-{4,5})?")
+_ARMOUR = re.compile(r"-{4,5} ?\Z")  # the dashes before BEGIN (searched up to it)
+_PEM_END = re.compile(r"-{4,5} ?END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?(?: ?-{4,5})?")
+# The password runs to the authority's last `@` (`admin:p@ss@host`); `/`, `?`, `#` end the authority.
+_URL_CREDS = re.compile(r"://([^\s/?#@:\"\\]{0,256}+:[^\s/?#\"\\]{1,256})@")
 _AUTH = re.compile(r"(?i:\b(bearer|basic))\s++([A-Za-z0-9._~+/-]{8,}+=*+)")
 _NAME_LEFT = re.compile(r"[\w.-]{0,80}")  # applied to the reversed text before a secret word
 _NAME_RIGHT = re.compile(r"[\w.-]{0,80}+")
@@ -91,7 +98,7 @@ def _detect(text: str) -> list[Span]:
     """Every detector on one (folded) text; each runs only when its gate (judge.trace.gates) is open."""
     found: list[Span] = []
     lowered = lower(text)
-    if "-----BEGIN" in text:
+    if "PRIVATE KEY" in text:
         found += _pem(text)
     found += jwt_spans(text)
     if TRIGGER(text) is not None:
@@ -101,6 +108,7 @@ def _detect(text: str) -> list[Span]:
     if "bearer" in lowered or "basic" in lowered:
         found += _auth(text)
     found += _assignments(text, lowered)
+    found += provider_spans(text, lowered)
     if "@" in text:
         found += _emails(text)
     if "aws" in lowered:
@@ -133,9 +141,14 @@ def _merge(found: list[Span]) -> list[Span]:
 def _pem(text: str) -> Iterator[Span]:
     pos = 0
     while (m := _PEM.search(text, pos)) is not None:
+        armour = _ARMOUR.search(text, max(0, m.start() - 6), m.start())
+        if armour is None:  # `BEGIN RSA PRIVATE KEY` said in prose: its words alone
+            yield m.start(), m.end(), "private_key"
+            pos = m.end()
+            continue
         end = _PEM_END.search(text, m.end())
         stop = end.end() if end is not None else len(text)  # no END line: the rest is the key
-        yield m.start(), stop, "private_key"
+        yield armour.start(), stop, "private_key"
         pos = stop
 
 
@@ -316,7 +329,9 @@ def _aws(text: str) -> Iterator[Span]:
         if key is None:
             pos = word.end()
             continue
-        value = key.group()
-        if any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value):
+        value, before = key.group(), text[key.start() - 1:key.start()]
+        quoted = before in ("'", '"') and text.startswith(before, key.end())  # as detect-secrets finds one
+        if quoted or (any(c.isupper() for c in value) and any(c.islower() for c in value)
+                      and any(c.isdigit() for c in value)):
             yield key.start(), key.end(), "aws_secret"
         pos = key.end()

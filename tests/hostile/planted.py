@@ -75,6 +75,20 @@ VALUES: list[tuple[str, str, str]] = [
     # quoted values with their escapes: YAML's `''`, a backslash before a double quote
     ("yaml_single_quote", "password: 'it''s-Pl4nted-yaml39' ok", "s-Pl4nted-yaml39"),
     ("double_quote_escape", 'password: "it\\"s-Pl4nted-dq39" ok', "s-Pl4nted-dq39"),
+    # what detect-secrets' plugins flag (slack, mailchimp, discord, telegram_token, gitlab_token,
+    # artifactory, twilio, private_key, basic_auth, jwt)
+    ("slack_webhook", "hook https://hooks.slack.com/services/T0PLANT39/B0PLANT39/Pl4ntedWebhookSecret39",
+     "T0PLANT39/B0PLANT39/Pl4ntedWebhookSecret39"),
+    ("mailchimp", "mc 0f3e5a9c1b7d2e4f6a8c0b1d3e5f7a39-us12 ok", "0f3e5a9c1b7d2e4f6a8c0b1d3e5f7a39-us12"),
+    ("discord_bot", "bot MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kP39", "ZnCjm1XVW7vRze4b7Cq4se7kP39"),
+    ("telegram_bot", "tg 555666777:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsP39", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsP39"),
+    ("gitlab_runner", "runner GR1348941Pl4ntedRunnerToken39xyz", "GR1348941Pl4ntedRunnerToken39xyz"),
+    ("artifactory", "artifactory AKCp8Pl4ntedArtifactoryKey39", "AKCp8Pl4ntedArtifactoryKey39"),
+    ("twilio_sid", "sid ACpl4ntedtwilio39abcdefghijklmnopq ok", "ACpl4ntedtwilio39abcdefghijklmnopq"),
+    ("putty_key", "PuTTY-User-Key-File-2: ssh-rsa\nPrivate-Lines: 1\nAAAAgQDPl4ntedPuttyBody39\nPrivate-MAC: 8f3a",
+     "AAAAgQDPl4ntedPuttyBody39"),
+    ("url_at_password", "db postgres://admin:p@ss-Pl4nted39@db.example.com/app", "ss-Pl4nted39"),
+    ("jwt_two_part", "jwt eyJhbGciOiJub25lIn0.eyJzdWIiOiJwbGFudGVkMzkifQ ok", "eyJzdWIiOiJwbGFudGVkMzkifQ"),
 ]
 # Declared by SCENARIO's no-leak rule: redacted (kind no_leak) wherever the trace is shown or sent.
 NO_LEAK_VALUE = "Globex Tenant 4471"

@@ -52,6 +52,43 @@ def test_a_quoted_value_is_redacted_to_its_real_closing_quote(text, expected):
     assert _redacted(text) == expected
 
 
+@pytest.mark.parametrize("text, secret", [
+    ("https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "XXXXXXXXXXXXXXXX"),
+    ("https://hooks.slack.com/workflows/T01ABCDEF/A02BCDEFG/123456789/abcdefghijkl", "abcdefghijkl"),
+    ("key 0123456789abcdef0123456789abcdef-us12", "0123456789abcdef0123456789abcdef"),
+    ("bot MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "ZnCjm1XVW7vRze4b7Cq4se7kKWs"),
+    ("bot ODk4NjIyNDgzNDcxOTI1MjQ4MA.GaBcDe.Zn-jm1XVW7vRze4b7Cq4se7kKWsAbCdEfGhIjK", "Zn-jm1XVW7vRze4b7Cq4"),
+    ("tg 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"),
+    ("runner GR1348941abcdefghijklmnopqrstu", "GR1348941abcdefghij"),
+    ("glptt-" + "a1" * 20, "a1a1a1a1a1"), ("gloas-" + "b2" * 32, "b2b2b2b2b2"),
+    ("glagent-" + "c3" * 25, "c3c3c3c3c3"),
+    ("artifactory AKCp8abcdefghijKLMNOP", "AKCp8abcdefghij"), ("artifactory AP6xxxxxxxxxx end", "AP6xxxxxxxxxx"),
+    ("sid ACabcdefghijklmnopqrstuvwxyz012345", "ACabcdefghijklmnopqrstuvwxyz012345"),
+    ("slack xoxb-1234-abcdef", "xoxb-1234-abcdef"),
+    ("api.softlayer.com/soap/v3/" + "ab12" * 16, "ab12ab12ab12"),
+    ("---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nAAAAB3NzaC1yc2EPLANTED\n---- END SSH2 ENCRYPTED PRIVATE KEY ----",
+     "AAAAB3NzaC1yc2EPLANTED"),
+    ("PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nPrivate-Lines: 1\nAAAAgQDPLANTED\nPrivate-MAC: 8f3a",
+     "AAAAgQDPLANTED"),
+    ("db postgres://admin:p@ss-w0rd@db.example.com/app", "ss-w0rd"),
+    ("jwt eyJhbGciOiJub25lIn0.eyJzdWIiOiJwbGFudGVkIn0 ok", "eyJzdWIiOiJwbGFudGVkIn0"),
+    ("aws_secret_key = 'da39a3ee5e6b4b0d3255bfef95601890afd80709'", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+    ("my aws token: \"abcdefghijklmnopqrstuvwxyz0123456789abcd\"", "abcdefghijklmnopqrstuvwxyz0123456789abcd"),
+])
+def test_what_detect_secrets_flags_is_redacted(text, secret):
+    out = _redacted(text)
+    assert secret not in out and "[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "https://hooks.slack.com/services/", "see hooks.slack.com for docs", "region en-us1 is fine",
+    "file a.b.c.d.json", "at 12:30:45 on 2024-05-01", "APEXdomains.com", "APPLICATION_ID=42", "ACME corp",
+    "the BEGIN and END of it", "xoxb is a prefix", "ratio 3:1", "v1.2.3.4",
+])
+def test_the_new_shapes_leave_their_look_alikes(text):
+    assert Redactor().text(text) == text
+
+
 @pytest.mark.parametrize("text", [
     "registry.example.com/app@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
     "pkg@1.2.3", "pkg@1.2.3-rc1", "git@github.com:org/repo.git", "git@gitlab.example.com:group/sub/repo",
@@ -71,3 +108,29 @@ def test_an_email_is_still_redacted(text, kept):
     assert "[REDACTED:email]" in out and "@example" not in out and kept in out, out
 
 
+def test_detect_secrets_flags_each_new_shape_and_we_redact_it():
+    """detect-secrets' own plugins flag each sample here (each plugin at least once), and we redact
+    what they flag; tests/hostile/test_hostile_redaction.py runs them over the planted texts too."""
+    util = pytest.importorskip("detect_secrets.core.plugins.util")
+    mapping = util.get_mapping_from_secret_type_to_class()
+    samples = {
+        "Slack Token": "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "Mailchimp Access Key": "key 0123456789abcdef0123456789abcdef-us12",
+        "Discord Bot Token": "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+        "Telegram Bot Token": "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
+        "GitLab Token": "GR1348941abcdefghijklmnopqrstu",
+        "Artifactory Credentials": "artifactory AKCp8abcdefghijKLMNOP",
+        "Twilio API Key": "ACabcdefghijklmnopqrstuvwxyz012345",
+        "Private Key": "PuTTY-User-Key-File-2: ssh-rsa",
+        "SoftLayer Credentials": "https://api.softlayer.com/soap/v3/" + "ab12" * 16,
+        "JSON Web Token": "eyJhbGciOiJub25lIn0.eyJzdWIiOiJwbGFudGVkIn0",
+        "AWS Access Key": "aws_token = 'da39a3ee5e6b4b0d3255bfef95601890afd80709'",
+        "Basic Auth Credentials": "postgres://admin:Pl4nted-pw@db.example.com/app",
+    }
+    for secret_type, text in samples.items():
+        found = {f.secret_value for f in mapping[secret_type]().analyze_line(filename="t.jsonl", line=text,
+                                                                             line_number=1)
+                 if f.secret_value and len(f.secret_value) >= 8}  # shorter ones are in any text
+        assert found, (secret_type, "detect-secrets no longer flags this sample")
+        out = Redactor().text(text)
+        assert all(value not in out for value in found), (secret_type, out)
