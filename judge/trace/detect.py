@@ -15,10 +15,12 @@ Kinds: private_key (PEM blocks, with or without their END line), jwt (by structu
 judge.trace.encoded), api_key (the providers in `_KEYS`, and the shapes of judge.trace.providers),
 aws_secret (a 40-character key near the word "aws": mixed, or quoted), bearer_token, basic_auth, url_credentials (`scheme://user:password@host`),
 secret_field (the value after a secret-named name: `DB_PASSWORD=...`, `"api_key": "..."`, also
-inside escaped JSON; a quoted value to its closing quote, an unquoted one to the end of its line,
-so `password: correct horse battery staple` and every cookie of a `Cookie:` line go whole), email
-(Unicode and single-label domains too: `user@localhost`), and the numbers of judge.trace.numbers
-(card_number, ssn, phone, iban, national_id).
+inside escaped JSON; a quoted value to its closing quote, escapes read, a list or object written out
+to its closing bracket, an unquoted one to the end of its line, so `password: correct horse battery
+staple` and every cookie of a `Cookie:` line go whole, but not over the next secret-named
+assignment on that line; and a secret said in prose, judge.trace.prose), email (Unicode and
+single-label domains too: `user@localhost`; not a version, tag, digest or git remote holding an
+`@`), and the numbers of judge.trace.numbers (card_number, ssn, phone, iban, national_id).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from judge.trace.names import is_secret_name
 from judge.trace.normal import fold
 from judge.trace.numbers import candidates as number_spans
 from judge.trace.numbers import ibans
+from judge.trace.prose import prose_spans
 from judge.trace.providers import provider_spans
 
 Span = tuple[int, int, str]
@@ -108,6 +111,7 @@ def _detect(text: str) -> list[Span]:
     if "bearer" in lowered or "basic" in lowered:
         found += _auth(text)
     found += _assignments(text, lowered)
+    found += prose_spans(text, lowered)
     found += provider_spans(text, lowered)
     if "@" in text:
         found += _emails(text)

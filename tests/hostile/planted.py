@@ -89,6 +89,11 @@ VALUES: list[tuple[str, str, str]] = [
      "AAAAgQDPl4ntedPuttyBody39"),
     ("url_at_password", "db postgres://admin:p@ss-Pl4nted39@db.example.com/app", "ss-Pl4nted39"),
     ("jwt_two_part", "jwt eyJhbGciOiJub25lIn0.eyJzdWIiOiJwbGFudGVkMzkifQ ok", "eyJzdWIiOiJwbGFudGVkMzkifQ"),
+    # secrets said in prose
+    ("prose_password", "fyi the db password is hunter2xyz39", "hunter2xyz39"),
+    ("prose_pin", "my pin is 4921", "pin is 4921"),
+    ("prose_passcode", "passcode: 8817-Pl4nted", "8817-Pl4nted"),
+    ("prose_api_key", "the api key is k3y-Pl4nted-39", "k3y-Pl4nted-39"),
 ]
 # Declared by SCENARIO's no-leak rule: redacted (kind no_leak) wherever the trace is shown or sent.
 NO_LEAK_VALUE = "Globex Tenant 4471"
@@ -100,6 +105,7 @@ FIELD_VALUES: list[tuple[str, Any, str]] = [
     ("password", ["pw-list-planted-a", "pw-list-planted-b"], "pw-list-planted-a"),
     ("apiToken", {"inner": "nested-token-planted"}, "nested-token-planted"),
     ("clientSecret", 987654321123, "987654321123"),
+    ("pin_code", "80491", "80491"),  # issue 39: a PIN field holding 4-8 digits
 ]
 CARD_NUMBER = 4111111111111111  # a card as a JSON number
 SECRETS = [secret for _, _, secret in VALUES] + [secret for _, _, secret in FIELD_VALUES] + [str(CARD_NUMBER),

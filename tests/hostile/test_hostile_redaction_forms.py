@@ -89,6 +89,45 @@ def test_the_new_shapes_leave_their_look_alikes(text):
     assert Redactor().text(text) == text
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("the db password is hunter2xyz", f"the db password is {R}"),
+    ("my pin is 4921", f"my pin is {R}"),
+    ("My PIN is 4921.", f"My PIN is {R}."),
+    ("the passcode is 7781", f"the passcode is {R}"),
+    ("passcode: 8817-abc", f"passcode: {R}"),
+    ("the api key is k3y-8f2Q-zz", f"the api key is {R}"),
+    ("the API key: k3y-8f2Q-zz", f"the API key: {R}"),
+    ("pin code = 004921", f"pin code = {R}"),
+    ("the password was changed to P4ss!word", f"the password was changed to {R}"),
+    ('the token is "abc123def456", ok', f'the token is "{R}", ok'),
+    ("the secret is 12345678", f"the secret is {R}"),
+])
+def test_a_secret_said_in_prose_is_redacted(text, expected):
+    assert _redacted(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "the password is required", "the password is wrong", "the pin is on the map", "the token is invalid",
+    "the token is 3600 seconds", "the secret is out", "the password is 8 characters long", "spin is 12345678x",
+    "the private key is stored in the vault", "my pin is 12", "the api key is missing", "pin: true",
+    "the password is swordfish",  # letters alone: not caught (docs/security.md says so)
+])
+def test_prose_about_a_secret_without_one_stays(text):
+    assert Redactor().text(text) == text
+
+
+def test_a_pin_field_loses_a_pin_and_keeps_anything_else():
+    redactor = Redactor()
+    out = redactor.value({"pin": "4921", "card_pin": 1234, "pinCode": "004921", "PIN number": "80491",
+                          "pinned": "4921", "spin": "4921", "pin_count": 4, "map": {"pin": {"lat": 1.5}},
+                          "flag": {"pin": True}, "label": {"pin": "top"}})
+    assert out == {"pin": R, "card_pin": R, "pinCode": R, "PIN number": R, "pinned": "4921", "spin": "4921",
+                   "pin_count": 4, "map": {"pin": {"lat": 1.5}}, "flag": {"pin": True}, "label": {"pin": "top"}}
+    assert redactor.counts == {"secret_field": 4}
+    assert line_needs_redaction(json.dumps({"args": {"pin": "4921"}}))
+    assert line_needs_redaction(json.dumps({"args": {"cardPinCode": 4921}}))
+
+
 @pytest.mark.parametrize("text", [
     "registry.example.com/app@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
     "pkg@1.2.3", "pkg@1.2.3-rc1", "git@github.com:org/repo.git", "git@gitlab.example.com:group/sub/repo",
