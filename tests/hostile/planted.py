@@ -2,9 +2,11 @@
 
 `VALUES`: (kind, the text planted, the secret part that must never be seen again). `FIELD_VALUES`:
 values that are secret only by the name of their field (`db_password`), planted as that field.
-`planted_trace` writes each value into every string field an event or the run header has, as a
-dict key, nested in lists and objects, inside JSON held in a string and inside JSON held in a
-string held in a string (escaped twice), so a test can grade it and look for the secrets anywhere.
+`KEPT`: texts that look like some of them and must survive (a snapshot ref with `@`, prose about a
+password). `planted_trace` writes each value into every string field an event or the run header
+has, as a dict key, nested in lists and objects, inside JSON held in a string and inside JSON held
+in a string held in a string (escaped twice), so a test can grade it and look for the secrets
+anywhere; it holds the kept texts too.
 """
 
 from __future__ import annotations
@@ -95,6 +97,11 @@ VALUES: list[tuple[str, str, str]] = [
     ("prose_passcode", "passcode: 8817-Pl4nted", "8817-Pl4nted"),
     ("prose_api_key", "the api key is k3y-Pl4nted-39", "k3y-Pl4nted-39"),
 ]
+# issue 39: what must NOT be redacted (references with `@`, prose about a password that holds none):
+# each is evidence a check or a judge may need.
+KEPT = ["registry.example.com/app@sha256:9f86d081884c7d659a2feaa0c55ad015", "pkg@1.2.3",
+        "git@github.com:org/repo.git", "snapshot-2024@prod", "actions/checkout@v4", "the password is required",
+        "the password is wrong", "the pin is on the map"]
 # Declared by SCENARIO's no-leak rule: redacted (kind no_leak) wherever the trace is shown or sent.
 NO_LEAK_VALUE = "Globex Tenant 4471"
 # Secret by their field's name only: {name: value} planted as a field (any type of value).
@@ -151,6 +158,8 @@ def planted_trace(scenario: str) -> list[dict[str, Any]]:
         {"id": f"e{n + 3}", "turn": 2, "kind": "assistant", "text": "Done: " + json.dumps({"log": prose})},
         {"id": f"e{n + 4}", "turn": 2, "kind": "assistant",
          "text": f"Also: {NO_LEAK_VALUE} asked the same (mail jane.planted@example.com)."},
+        {"id": f"e{n + 5}", "turn": 2, "kind": "snapshot", "ref": KEPT[0], "phase": "after"},
+        {"id": f"e{n + 6}", "turn": 2, "kind": "assistant", "text": "Kept: " + " | ".join(KEPT)},
     ]
     return [header, *events]
 
