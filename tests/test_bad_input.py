@@ -325,6 +325,22 @@ def test_missing_files(tmp_path, files):
                           says="cannot read")
 
 
+@pytest.mark.parametrize("text", ["", "[tool.black]\nline-length = 100\n", 'tool = "judge"\n',
+                                  "[project]\nname = 'x'\n"])
+def test_a_config_file_without_a_judge_table_is_bad_input(files, tmp_path, monkeypatch, text):
+    """A file named by --config or $JUDGE_CONFIG holds judge's settings, or it is the wrong file: never
+    silently the built-in judge."""
+    scenario, trace = files()
+    config = tmp_path / "judges.toml"
+    config.write_text(text)
+    for args in (("grade", scenario, trace, "--config", config), ("config", "show", "--config", config)):
+        assert_one_line_error(cli(*args), file="judges.toml", line=None, field="tool.judge",
+                              says="no [tool.judge] table")
+    monkeypatch.setitem(ENV, "JUDGE_CONFIG", str(config))
+    assert_one_line_error(cli("grade", scenario, trace), file="judges.toml", line=None, field="tool.judge",
+                          says="no [tool.judge] table")
+
+
 # ------------------------------------------------------------------ malformed traces
 
 
