@@ -22,14 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge.trace.records import (
-    MetaRecord,
-    SnapshotRecord,
-    StateWriteRecord,
-    SummaryRecord,
-    ToolCallRecord,
-    ToolResultRecord,
-)
+from msgspec.structs import astuple
+
+from judge.trace.records import ToolCallRecord
 
 
 class DuplicateKey(ValueError):
@@ -86,61 +81,43 @@ def keys_may_repeat(raw: str | bytes, event: Any) -> bool:
     """Whether a decoded line may hold a repeated key: False only when its quotes are exactly the
     event's (module docs). `event`: its record (judge.trace.records)."""
     if isinstance(raw, bytes):
-        found = raw.count(b'"')
-        escaped = b"\\" in raw
-        if escaped and b"\\u" in raw:
-            return True
-    else:
-        found = raw.count('"')
-        escaped = "\\" in raw
-        if escaped and "\\u" in raw:
-            return True
-    return found != expected_quotes(event, raw, escaped)
+        return raw.count(b'"') != expected_quotes(event, raw, b"\\" in raw)
+    return raw.count('"') != expected_quotes(event, raw, "\\" in raw)
 
 
 def expected_quotes(event: Any, raw: str | bytes, escaped: bool) -> int:
     """The double quotes a record's keys and strings take in JSON, counting a field at its default as
     absent (module docs); `escaped`: count the quotes inside them too (each one is `\\"` in the line)."""
-    # id, turn and kind: three keys, the id's string and the kind's
-    n = 10 + _inner(event.id, escaped) + _field(event.ts, escaped) + _field(event.span_id, escaped) \
-        + _field(event.parent_span_id, escaped)
-    meta = event.meta
-    if meta is not None:
-        n += 2 + _meta(meta, escaped)
-    if isinstance(event, ToolCallRecord):
-        n += 8 + _inner(event.call_id, escaped) + _inner(event.tool, escaped)
-        if event.args:
-            n += 2 + _quotes(event.args, escaped)
-        elif (b'"args":{}' in raw or b'"args": {}' in raw) if isinstance(raw, bytes) else \
-                ('"args":{}' in raw or '"args": {}' in raw):
-            n += 2  # an empty object at the one place `"args":{}` can stand in a clean tool call
-        return n
-    if isinstance(event, ToolResultRecord):
-        return n + 8 + _inner(event.call_id, escaped) + _field(event.tool, escaped) + _field(event.result, escaped)
-    if isinstance(event, StateWriteRecord):
-        return n + 4 + _inner(event.key, escaped) + _field(event.value, escaped)
-    if isinstance(event, SummaryRecord):
-        return n + 8 + _inner(event.text, escaped) + _field(event.to, escaped)
-    if isinstance(event, SnapshotRecord):
-        return n + 4 + _inner(event.ref, escaped) + _field(event.phase, escaped) + _field(event.call_id, escaped) \
-            + _field(event.digest, escaped) + _field(event.state, escaped)
-    return n + 4 + _inner(event.text, escaped)  # user, assistant
+    if escaped and ((b"\\u" in raw) if isinstance(raw, bytes) else ("\\u" in raw)):
+        return -1  # a `\\u` escape may write a quote without one: never equal (the line is parsed again)
+    n = _fields(astuple(event), escaped)
+    if n < 0:  # an empty object: absent, if it is a tool call's `args` (defaulting to one) not written out
+        n = -n
+        if isinstance(event, ToolCallRecord) and not ((b'"args":{}' in raw or b'"args": {}' in raw)
+                                                       if isinstance(raw, bytes) else
+                                                       ('"args":{}' in raw or '"args": {}' in raw)):
+            n -= 2  # (in a clean tool call `"args":{}` can stand nowhere but as its `args`)
+    return 4 + n  # 4: `"kind": "..."`, the tag (no field of the record)
 
 
-def _inner(text: str, escaped: bool) -> int:
-    """The quotes inside a string (each written `\\"`), when the line has escapes."""
-    return text.count('"') if escaped else 0
-
-
-def _field(value: Any, escaped: bool) -> int:
-    """A field's key and value, or nothing for None (its default: absent, or a null that makes the
-    counts differ)."""
-    return 0 if value is None else 2 + _quotes(value, escaped)
-
-
-def _meta(meta: MetaRecord, escaped: bool) -> int:
-    return (_field(meta.model, escaped) + _field(meta.prompt_version, escaped)
-            + _field(meta.finish_reason, escaped) + _field(meta.latency_ms, escaped) + _field(meta.usage, escaped))
+def _fields(values: tuple[Any, ...], escaped: bool) -> int:
+    """The quotes of a record's (or its `meta`'s) field values and their keys, None counting as absent;
+    negated when one was an empty object (which may be a default: `expected_quotes` looks)."""
+    n = 0
+    empty = False
+    for value in values:
+        if value is None:
+            continue
+        if isinstance(value, str):
+            n += 4 + value.count('"') if escaped else 4
+        elif isinstance(value, (int, float)):
+            n += 2
+        elif isinstance(value, (dict, list)):
+            n += 2 + _quotes(value, escaped)
+            empty = empty or not value
+        else:  # `meta`: a record of its own
+            n += 2 + abs(_fields(astuple(value), escaped))
+    return -n if empty else n
 
 
 def _quotes(value: Any, escaped: bool) -> int:
