@@ -38,6 +38,7 @@ MODULES = (
     "judge.trace.ids", "judge.trace.blocks", "judge.trace.prescan", "judge.trace.precheck",
     "judge.trace.encoded", "judge.trace.normal", "judge.trace.load", "judge.trace.redact",
     "judge.trace.detect", "judge.trace.hidden", "judge.trace.prose", "judge.trace.providers",
+    "judge.trace.duplicates",
     "judge.checks.rules", "judge.checks.recent", "judge.checks.progress", "judge.checks.restated",
     "judge.text.claim_target", "judge.grade.windows",
     "judge.checks.kinds._pathlike", "judge.checks.matching", "judge.model.patterns",
