@@ -2,7 +2,7 @@
 
 `ScriptedLLM` answers `POST /v1/chat/completions` from a queue of `Reply`s (status, tool-call arguments
 or tool calls by name (`calls`, an agent's model: tests/drive_model.py),
-or content, delay); with the queue empty it answers `auto_answer` (every asked key upheld, read from
+or content, delay, a body of `body_bytes` streamed); with the queue empty it answers `auto_answer` (every asked key upheld, read from
 the request's JSON Schema: a tool's, or a `response_format` json_schema's). Every request body (and
 its User-Agent) is logged. `start_server()` runs uvicorn in a daemon
 thread on a free port; the `llm_server` fixture shares one server per test session and resets it
@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 
 @dataclass
@@ -34,6 +34,8 @@ class Reply:
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
     calls: list[tuple[str, Any]] | None = None  # tool calls by name (name, arguments), with `content` beside them
+    body_bytes: int = 0  # > 0: a completion whose content is this many bytes, streamed in 1 MB chunks
+    announce: bool = False  # with body_bytes: send its Content-Length too (else chunked)
 
 
 def _schema_enums(schema: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -155,6 +157,8 @@ def make_app(llm: ScriptedLLM):
             return JSONResponse({"error": {"message": f"scripted {reply.status}", "type": "server_error",
                                            "code": reply.status}},
                                 status_code=reply.status, headers=reply.headers)
+        if reply.body_bytes:
+            return _huge(reply)
         return JSONResponse(_completion(body, reply), headers=reply.headers)
 
     @app.get("/v1/stats")
@@ -170,6 +174,24 @@ def make_app(llm: ScriptedLLM):
         return {"ok": True}
 
     return app
+
+
+def _huge(reply: Reply) -> StreamingResponse:
+    """A completion whose content is `reply.body_bytes` bytes, made while it is sent (never held whole)."""
+    head = b'{"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"'
+    tail = b'"}}]}'
+    chunk = b"a" * (1 << 20)
+
+    async def parts():
+        yield head
+        left = reply.body_bytes
+        while left > 0:
+            yield chunk[:left]
+            left -= len(chunk)
+        yield tail
+
+    headers = {"content-length": str(len(head) + reply.body_bytes + len(tail))} if reply.announce else {}
+    return StreamingResponse(parts(), media_type="application/json", headers=headers)
 
 
 def _free_port() -> int:

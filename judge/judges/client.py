@@ -19,12 +19,13 @@ error sent back) up to `max_retries` times, then the call fails: a judge error. 
 and connection errors are retried up to `transport_retries` times with backoff (`backoff_s`,
 doubling, honouring Retry-After); no client retries on its own, so every request is counted;
 `timeout_s` is the deadline of the whole call (re-asks, retries and backoff included). Usage is
-summed over every attempt.
+summed over every attempt. Answers are bounded in bytes before they are parsed (judge.judges.bounded).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,7 @@ from judge.config import JudgeConfig
 from judge.errors import ConfigError
 from judge.judges import tokens
 from judge.judges.answers import DIRECT_MODES, Completion, answer_text, reask, response_format, schema_part  # noqa: F401
+from judge.judges.bounded import OpenAIClients, too_large
 from judge.judges.libs import libs, litellm_lib  # noqa: F401 (libs: part of this module's face)
 from judge.judges.prices import Prices, cost_usd  # noqa: F401 (cost_usd: part of this module's face)
 
@@ -108,6 +110,9 @@ class StructuredClient:
             self._endpoint = OpenAIEndpoint(config.api_base, api_key, max_connections=config.max_concurrency)
         self._instructor: Any = None
         self._retryable: tuple[type[BaseException], ...] | None = None
+        # litellm's OpenAI-compatible provider gets an OpenAI SDK client whose answers are bounded in bytes
+        self._openai = OpenAIClients(config.api_base, api_key or os.environ.get("OPENAI_API_KEY")) \
+            if self.transport != "openai" and (config.model or "").startswith("openai/") else None
 
     def _transport(self) -> str:
         chosen = self.config.options.get("transport")
@@ -170,7 +175,7 @@ class StructuredClient:
             except TimeoutError:  # asyncio.wait_for at the deadline
                 raise CallFailed(self._deadline(usage, last)) from None
             except Exception as exc:  # instructor wraps every failure; its cause tells what it was
-                cause = last = self._cause(exc)
+                cause = last = too_large(exc) or self._cause(exc)
                 if is_transient(cause, retryable) and usage.transport_retries < cfg.transport_retries:
                     usage.transport_retries += 1
                     pause = self._backoff(usage.transport_retries, cause)
@@ -192,6 +197,8 @@ class StructuredClient:
         """Close the HTTP connections this event loop opened."""
         if self._endpoint is not None:
             await self._endpoint.aclose()
+        if self._openai is not None:
+            await self._openai.aclose()
 
     async def _once(self, messages: list[dict[str, str]], model_cls: type[BaseModel], params: dict[str, Any],
                     usage: Usage, deadline: float) -> BaseModel:
@@ -241,8 +248,11 @@ class StructuredClient:
                                                max_retries=0, **part, **self._litellm_auth(), **extra)
         return Completion.from_response(response)
 
-    def _litellm_auth(self) -> dict[str, str]:
-        return {k: v for k, v in (("api_base", self.config.api_base), ("api_key", self.api_key)) if v}
+    def _litellm_auth(self) -> dict[str, Any]:
+        auth: dict[str, Any] = {k: v for k, v in (("api_base", self.config.api_base), ("api_key", self.api_key)) if v}
+        if self._openai is not None:
+            auth["client"] = self._openai.get()
+        return auth
 
     # ------------------------------------------------------------ what went wrong
 
