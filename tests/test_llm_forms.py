@@ -156,3 +156,27 @@ def test_what_a_grammar_cannot_hold_is_reasked_with_the_exact_error(make_judge, 
 def test_json_in_finds_the_answer_in_text(content, expected):
     assert json_in(content) == expected
 
+
+def test_config_check_probe_sends_one_request_and_says_what_answered(llm_server, tmp_path, monkeypatch):  # noqa: F811
+    from llm_server import llm_judge_config
+    from typer.testing import CliRunner
+
+    from judge.cli import app
+
+    monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    config = llm_judge_config(tmp_path / "judge.toml", model=MODEL, api_base=llm_server.api_base,
+                              key_env="JUDGE_TEST_KEY", timeout_s=5)
+    llm_server.reset()
+    llm_server.tool_choice = "string"  # llama-server: an object tool_choice dropped, "required" honoured
+    result = CliRunner().invoke(app, ["config", "check", "--probe", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "probe: form tool_required answered in" in text and "2 request(s), max_tokens 448" in text
+    assert "refused: tool: the forced tool was not called (the answer came as text)" in text
+    assert "probe:" not in text.split("local")[-1]  # the embedding judge sends no request
+    assert forms_sent(llm_server) == ["tool", "tool_required"] and not (tmp_path / "cache").exists()
+    llm_server.reset()
+    llm_server.refuse = {"messages": "no chat here"}
+    result = CliRunner().invoke(app, ["config", "check", "--probe", "--config", str(config)])
+    assert result.exit_code == 2
+    assert "the probe request got no valid answer: the endpoint took none of the forms" in " ".join(result.output.split())
