@@ -43,7 +43,7 @@ BACKENDS: Registry[Any] = Registry("judge backend", BUILTIN_BACKENDS, BACKEND_EN
 """The registered judge backends, by name (`backend = "..."` in a judge's table)."""
 
 MODES = ("tools", "tools_strict", "json", "json_schema", "md_json", "strict")
-DEFAULT_PROMPT = "goal-fidelity@2"
+DEFAULT_PROMPT = "goal-fidelity@3"
 
 
 class JudgeConfig(BaseModel):

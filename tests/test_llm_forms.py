@@ -146,6 +146,14 @@ def test_what_a_grammar_cannot_hold_is_reasked_with_the_exact_error(make_judge, 
     assert schema["properties"]["findings"]["maxItems"] == 2  # a grammar stops at one finding per key
 
 
+def test_the_default_prompt_says_confidence_is_0_to_1(make_judge, llm_server):  # noqa: F811
+    llm_server.reset()
+    judge = make_judge(cache=False)
+    assert run(judge).error is None and judge.prompt.ref == "goal-fidelity@3"
+    system = llm_server.bodies[0]["messages"][0]["content"]
+    assert "Confidence 0-1, rationale at most 20 words." in system
+
+
 @pytest.mark.parametrize("content, expected", [
     ('{"a": 1}', '{"a": 1}'),
     ('Here it is:\n```json\n{"a": 1}\n```\nDone.', '{"a": 1}'),
