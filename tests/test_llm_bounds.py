@@ -44,3 +44,21 @@ def test_a_huge_answer_is_refused_unread_and_named(make_judge, llm_server, setti
     assert result.verdict is None and f"exceeds the bound of {MAX_ANSWER_BYTES:,} bytes" in result.error
     assert len(llm_server.bodies) == 1 and result.extra["calls"][0]["transport_retries"] == 0  # not retried
     assert peak < 4 * MAX_ANSWER_BYTES, f"peak {peak / 2**20:.0f} MB for a {HUGE >> 20} MB answer"
+
+
+def test_litellm_gets_the_bounded_client_only_where_it_would_reach_an_openai_endpoint(monkeypatch):
+    from judge.config import JudgeConfig
+    from judge.judges.client import StructuredClient
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+
+    def bounded(model: str, api_base: str | None = None, key: str | None = None):
+        config = JudgeConfig(backend="llm", model=model, mode="json", api_base=api_base, cache=False)
+        return StructuredClient(config, key)._openai
+
+    assert bounded("openai/m") is None  # no endpoint, no key: litellm's own error says what is missing
+    assert bounded("anthropic/claude-x", key="k") is None  # another provider: litellm's own clients
+    assert bounded("openai/m", api_base="http://127.0.0.1:9/v1").api_base == "http://127.0.0.1:9/v1"
+    monkeypatch.setenv("OPENAI_API_BASE", "http://127.0.0.1:8/v1")  # litellm's name for it, not the SDK's
+    assert bounded("openai/m").api_base == "http://127.0.0.1:8/v1"

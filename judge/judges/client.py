@@ -146,9 +146,7 @@ class StructuredClient:
             self._endpoint = OpenAIEndpoint(config.api_base, api_key, max_connections=config.max_concurrency)
         self._instructor: Any = None
         self._retryable: tuple[type[BaseException], ...] | None = None
-        # litellm's OpenAI-compatible provider gets an OpenAI SDK client whose answers are bounded in bytes
-        self._openai = OpenAIClients(config.api_base, api_key or os.environ.get("OPENAI_API_KEY")) \
-            if self.transport != "openai" and (config.model or "").startswith("openai/") else None
+        self._openai = self._bounded_openai(api_key)
         self.forms = self._forms()
         self._form_at = 0  # the first form of the ladder that is not known to be refused here
         self._token_param = "max_tokens"  # or max_completion_tokens, once the endpoint asked for it
@@ -165,6 +163,16 @@ class StructuredClient:
         if chosen == "openai":
             return "openai"
         return "litellm" if mode == "strict" else "instructor"
+
+    def _bounded_openai(self, api_key: str | None) -> OpenAIClients | None:
+        """For litellm's OpenAI-compatible provider, OpenAI SDK clients whose answers are bounded in
+        bytes, with the endpoint and key litellm would have found; None where litellm reads alone
+        (another provider, or no endpoint and no key: litellm's own error then says so)."""
+        if self.transport == "openai" or not (self.config.model or "").startswith("openai/"):
+            return None
+        base = self.config.api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        return OpenAIClients(base, key) if base or key else None
 
     def _forms(self) -> tuple[str, ...]:
         chosen = self.config.options.get("forms")
