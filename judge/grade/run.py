@@ -172,7 +172,9 @@ def request_usage(after_turn: int, calls: Iterable[dict[str, Any]]) -> list[Requ
     """The requests a judge sent for one checkpoint (cached calls sent none), from its call records."""
     return [RequestUsage(after_turn=after_turn, part=c.get("part", 1), sample=c.get("sample", 0),
                          attempts=c.get("attempts", 0), estimated_tokens=c.get("estimated_tokens", 0),
-                         input_tokens=c.get("input_tokens", 0), output_tokens=c.get("output_tokens", 0))
+                         input_tokens=c.get("input_tokens", 0), output_tokens=c.get("output_tokens", 0),
+                         form=c.get("form"), refused_forms=c.get("refused", []),
+                         answer_errors=c.get("answer_errors", []))
             for c in calls if not c.get("cached") and c.get("attempts")]
 
 

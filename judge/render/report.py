@@ -10,7 +10,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from judge.model import Finding, GradeReport, Recovery, RunReport
+from judge.model import Cost, Finding, GradeReport, Recovery, RunReport
 from judge.render import style
 from judge.render.fingerprint import judge_label as _judge_label
 from judge.render.fingerprint import judge_trust as _judge_trust
@@ -157,9 +157,19 @@ def render_run(run: RunReport, console: Console) -> None:
         c = run.cost
         _said(console, f"judge: {c.judge_calls} calls, {c.cache_hits} cache hits, {c.judge_errors} errors, "
                        f"{c.input_tokens}+{c.output_tokens} tokens"
-                       + (f", ${c.cost_usd:.4f}" if c.cost_usd is not None else ""))
+                       + (f", ${c.cost_usd:.4f}" if c.cost_usd is not None else "") + forms_text(c))
     for w in run.warnings:
         _said(console, ("warning: ", "yellow"), w)
+
+
+def forms_text(cost: Cost) -> str:
+    """`, form F` (the forms the judge's requests were asked in) and `(refused: G, H)`, when the
+    endpoint refused one; empty when no request says (cached, or an older report)."""
+    forms = list(dict.fromkeys(r.form for r in cost.requests if r.form))
+    refused = list(dict.fromkeys(f.split(":", 1)[0] for r in cost.requests for f in r.refused_forms))
+    if not forms:
+        return ""
+    return f", form {', '.join(forms)}" + (f" (refused: {', '.join(refused)})" if refused else "")
 
 
 def recovery_text(key: str, rec: Recovery, code: str = "") -> str:
