@@ -70,6 +70,17 @@ def click_commands(modules: tuple[str, ...]) -> dict[str, Any]:
     return dict(typer.main.get_group(commands_app(modules)).commands)
 
 
+def click_command(module: str, name: str) -> Any:
+    """The one click command (or group) `name` of `module`: typer converts each command's parameters
+    when it is built, so a run builds only the command it runs."""
+    app = commands_app((module,))
+    for command in app.registered_commands:
+        if (command.name or typer.main.get_command_name(command.callback.__name__)) == name:  # type: ignore[union-attr]
+            return typer.main.get_command_from_info(command, pretty_exceptions_short=app.pretty_exceptions_short,
+                                                    rich_markup_mode=app.rich_markup_mode)
+    return click_commands((module,)).get(name)  # a group, or a name only typer's own rules give
+
+
 class LazyGroup(JudgeGroup):
     """The root group: `get_command` loads the one module that adds the command asked for; reading
     `commands` (a listing, a typo's suggestions, a walk of the whole tree) loads them all."""
@@ -93,7 +104,7 @@ class LazyGroup(JudgeGroup):
         module = MODULE_OF.get(cmd_name)
         if self._all is not None or module is None or cmd_name in self._given:
             return self.commands.get(cmd_name)
-        return click_commands((module,)).get(cmd_name)
+        return click_command(module, cmd_name)
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)
