@@ -102,3 +102,44 @@ def test_a_command_runs_the_same_whether_loaded_alone_or_with_every_other():
     assert alone.output == after.output and '"key"' in alone.output
     typo = runner.invoke(app, ["grde"])
     assert typo.exit_code == 2 and "Did you mean 'grade'?" in typo.output
+
+
+LAZY_PATTERN_MODULES = ("judge.text.dates", "judge.text.amounts", "judge.text.questions", "judge.text.serves",
+                        "judge.text.cues", "judge.checks.confirm")
+COMPILES = """
+import json, re, sys
+compiled_by = []
+real = re._compile
+def recording(pattern, flags):
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.endswith(("re/__init__.py", "lazy_regex.py")):
+        frame = frame.f_back
+    compiled_by.append(frame.f_globals.get("__name__") if frame is not None else None)
+    return real(pattern, flags)
+re._compile = recording
+import judge.model
+judge.model.rule_models()
+print(json.dumps(sorted(set(compiled_by))))
+"""
+
+
+def test_loading_every_rule_kind_compiles_none_of_the_text_patterns():
+    done = subprocess.run([sys.executable, "-c", COMPILES], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    compiled_by = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [m for m in compiled_by if m in LAZY_PATTERN_MODULES] == []
+
+
+def test_a_lazy_pattern_is_the_compiled_pattern_once_used():
+    import re
+
+    from judge.text.lazy_regex import lazy
+
+    pattern = lazy(r"(?P<word>b\w+)", re.IGNORECASE)
+    assert "_compiled" not in vars(pattern)
+    text = "a Big bad wolf"
+    assert pattern.search(text).group("word") == "Big"  # type: ignore[union-attr]  # it matches
+    assert [m.span() for m in pattern.finditer(text)] == [(2, 5), (6, 9)]
+    assert pattern.sub("x", text) == "a x x wolf" and pattern.pattern == r"(?P<word>b\w+)"
+    assert pattern.flags & re.IGNORECASE and "search" in vars(pattern)  # kept: the next read is a plain lookup
+    assert vars(pattern)["_compiled"] is re.compile(r"(?P<word>b\w+)", re.IGNORECASE)
