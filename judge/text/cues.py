@@ -12,11 +12,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from judge.text.lazy_regex import lazy
-
-_SENTENCE_END = lazy(r"(?<=[.!?])\s+|\n+")
-_CLAUSE_BREAK = lazy(r"[,;:.!?()]|\bbut\b|\bthen\b|\band then\b", re.IGNORECASE)
-_WORD = lazy(r"[a-z0-9]+(?:['’][a-z]+)?", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE_BREAK = re.compile(r"[,;:.!?()]|\bbut\b|\bthen\b|\band then\b", re.IGNORECASE)
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?", re.IGNORECASE)
 
 # Words that, shortly before a word in the same clause, deny it: "not Chromium", "no longer use
 # Chromium", "instead of Chromium", "switching from Chromium", "not fixed".
@@ -32,12 +30,12 @@ _HISTORY_CUES = ("earlier", "previously", "formerly", "originally", "old", "prev
 _CUE_WINDOW = 6  # words looked back from a value for a negation cue
 
 # "Prohibited" phrasings in a ledger entry: the verb after the cue is what must not happen.
-_PROHIBITION = lazy(
+_PROHIBITION = re.compile(
     r"\b(?:do not|don't|dont|never|must not|mustn't|may not|cannot|can't|should not|no)\s+"
     r"([a-z][a-z'\-]*)(?=((?:\s+[a-z][a-z'/.\-]*){0,4}))",  # object in a lookahead: phrases overlap
     re.IGNORECASE,
 )
-_ONLY = lazy(r"\bonly\b", re.IGNORECASE)
+_ONLY = re.compile(r"\bonly\b", re.IGNORECASE)
 
 # Action families: a verb in an entry and the tool-name tokens that perform it. Prefix-matched,
 # so "edits", "editable" and "edited" all fall in the write family.
@@ -53,7 +51,7 @@ VERB_FAMILIES: dict[str, tuple[str, ...]] = {
     "read": ("read", "view", "open", "cat", "list", "search", "grep", "fetch", "get", "query"),
 }
 
-COMPLETION_CLAIM = lazy(
+COMPLETION_CLAIM = re.compile(
     r"\b(fixed|done|pass(?:es|ed|ing)?|complete[ds]?|resolved|finished|succeed(?:s|ed)?|"
     r"works|working|green|repaired|implemented|deployed|merged)\b",
     re.IGNORECASE,

@@ -2,8 +2,10 @@
 
 A rules-only `judge grade` imports the checks of every rule kind (the scenario format's rule union
 needs their models) but runs only those its scenario uses; a module-level `re.compile` made every
-grade pay for the patterns of every kind (Python's regex compiler is pure Python: the cue and
-confirmation patterns took ~3% of a 20-event grade). `lazy(pattern, flags)` is typed as the compiled
+grade pay for the patterns of every kind (Python's regex compiler is pure Python: the date, amount,
+question and confirmation patterns took ~2% of a 20-event grade). judge.text.cues keeps its own:
+its source is part of the local judge's fingerprint (code_sha256), so editing it would make the
+shipped calibration record stale. `lazy(pattern, flags)` is typed as the compiled
 pattern it stands for: the first attribute read compiles it, and each attribute it hands out
 (`search`, `finditer`, ...) is kept on the object, so a hot loop pays one attribute lookup, as it
 would on the compiled pattern. Only attributes are forwarded: pass `lazy(...)` where a pattern's
