@@ -213,12 +213,17 @@ def start_server() -> ScriptedLLM:
 _SERVER: ScriptedLLM | None = None
 
 
-@pytest.fixture
-def llm_server() -> ScriptedLLM:
+def shared_server() -> ScriptedLLM:
+    """The one server of this test session (started on first use), reset."""
     global _SERVER
     if _SERVER is None:
         _SERVER = start_server()
     return _SERVER.reset()
+
+
+@pytest.fixture
+def llm_server() -> ScriptedLLM:
+    return shared_server()
 
 
 def main() -> None:

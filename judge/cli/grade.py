@@ -150,8 +150,10 @@ def lint_cmd(scenario: Path | None = typer.Argument(None, help="Scenario file to
     """Report every format and fixture error of a scenario or a policy (exit 2) and warn about what would guard
     silently: safety-critical
     keys no rule guards (or only summary rules), rules that stop at a session's end and, given traces or
-    --tools, rules whose tool or argument matches nothing there (with the nearest name), and confirm phrases in
-    the message that states a guarded key; on a draft (`draft: true`), list what its reviewer should check."""
+    --tools, rules whose tool or argument matches nothing there (with the nearest name), rules whose tool the
+    scenario's own script toolkit lacks or that name a tool its fixtures or `tools` lists declare but for case or
+    spelling, and confirm phrases in the message that states a guarded key; on a draft (`draft: true`),
+    list what its reviewer should check."""
     from judge.api import lint_file
     from judge.draft import review_notes
     from judge.errors import FixtureError, UsageError

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judge.checks import RuleSet, leak_kinds
+from judge.checks.tool_names import grade_warnings as tool_name_warnings
 from judge.grade.consult import consulted_only_when_needed, judge_needed
 from judge.grade.divergence import first_divergence, first_veto
 from judge.grade.findings import answer_errors, checkpoint_report, window_keys
@@ -209,6 +210,8 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
                  for f in findings if f.verdict == "unassessed" and f.sensitivity == "safety-critical"]
     warnings += rules.unchecked_warnings()
     warnings += rules.rule_notes()
+    declared = rules.toolkit.names if rules.toolkit is not None else []
+    warnings += tool_name_warnings(rules.ids, rules.rules, rules.specs, [*reader.calls.tools(), *declared])
     report = RunReport(
         run_id=reader.header.run_id, scenario=ledger.scenario.id, trace=name or reader.name,
         passed=False, outcome="fail", eligible_for_release=False, quality_score=score,
