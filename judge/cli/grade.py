@@ -124,7 +124,7 @@ def grade(
             write_output(path, getattr(render, writer)(result), inputs)
     if not quiet:
         render.render_report(result, console())
-    else:  # a flag still says what the judge read and why: exit code 3 alone does not
+    elif render.flagged_lines(result):  # a flag still says what the judge read and why: exit 3 alone does not
         render.render_flagged(result, console())
     if not no_log:
         from judge.cli.runs import log_run
