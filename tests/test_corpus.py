@@ -252,3 +252,20 @@ def test_a_corpus_of_a_few_traces_grades_with_two_jobs(policy, tmp_path, n):
     assert result.exit_code == 0, result.output  # a corpus grade exits 0 once its report is written
     report = json.loads((tmp_path / "c.json").read_text())
     assert report["runs"] == n and report["outcomes"]["fail"] == 1, report
+
+
+def test_the_wilson_interval_is_statsmodels_float_for_float():
+    # corpus_rate computes it by hand (statsmodels and scipy.stats cost ~1 CPU-s to import): the same floats.
+    from scipy.stats import norm
+    from statsmodels.stats.proportion import proportion_confint
+
+    from calibration.prevalence import WILSON_Z, wilson_interval
+
+    assert WILSON_Z == norm.isf(0.025)
+    for n in range(1, 301):
+        for k in range(n + 1):
+            low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
+            assert wilson_interval(k, n) == (float(low), float(high)), (k, n)
+    for k, n in ((0, 564), (1, 564), (282, 564), (564, 564), (7, 100_000), (99_999, 100_000)):
+        low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
+        assert wilson_interval(k, n) == (float(low), float(high)), (k, n)

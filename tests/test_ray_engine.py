@@ -94,3 +94,37 @@ def test_a_corpus_graded_on_ray_writes_the_local_report_byte_for_byte(ray_head, 
         assert result.exit_code == 0, result.output
     assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
     assert '"runs": 48' in (tmp_path / "ray.json").read_text()
+
+
+def test_ray_workers_keep_the_similarity_in_the_drivers_cache_folder(ray_head, driver, tmp_path, monkeypatch):
+    """agent-safety's `authorised` (plan: true) on Ray: the workers write the text vectors into the cache
+    folder the driver names (sent with each batch), a rerun adds none, and both reports are the local one."""
+    import json
+    import sqlite3
+
+    from test_similarity import _trace
+
+    from judge.text.minilm import extract_bundled
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for i in range(6):
+        lines = _trace()
+        lines[0]["run_id"] = f"r{i}"
+        (folder / f"r{i}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "models").symlink_to(extract_bundled().parent)  # (the model extracted once, not per test)
+    monkeypatch.setenv("JUDGE_CACHE_DIR", str(cache))
+    rows = []
+    for name, engine in (("ray", f"ray:{ray_head.address}"), ("again", f"ray:{ray_head.address}"),
+                         ("local", "local")):
+        result = runner.invoke(app, ["grade", "--policy", "agent-safety", str(folder), "--judge", "none",
+                                     "--engine", engine, "-j", "2", "--json", str(tmp_path / f"{name}.json"),
+                                     "--no-log", "-q"])
+        assert result.exit_code == 0, result.output
+        with sqlite3.connect(cache / "verdicts.sqlite3") as db:
+            rows.append(db.execute("SELECT COUNT(*) FROM entries WHERE namespace = 'similarity'").fetchone()[0])
+    assert rows[0] >= 4 and rows == [rows[0]] * 3  # written by the Ray workers; nothing new afterwards
+    assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "again.json").read_bytes() == \
+        (tmp_path / "local.json").read_bytes()

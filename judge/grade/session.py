@@ -19,6 +19,7 @@ from judge.grade.trust import Trust, judge_trust
 from judge.judges.base import Judge
 from judge.ledger import ExpectedLedger, load_ledger, policy_ledger
 from judge.model import GradeReport, InputFile, Inputs, JudgeFingerprint, ReportJudge, RunReport, as_fingerprint
+from judge.text.similarity import using_store
 from judge.trace.toolkit import Toolkit
 
 
@@ -41,6 +42,9 @@ class GradeSession:
         if on_judge_error is not None:
             self.policy = self.policy.model_copy(update={"on_judge_error": on_judge_error})
         self.judge_print: JudgeFingerprint | None = None  # the judge's fingerprint, its name first
+        # Where `authorised` (plan: true) keeps its embeddings: the judge's cache (none: the cache folder's file).
+        self.similarity_cache: bool | str = getattr(getattr(judge, "config", None), "cache", True)
+        self._similarity_store: Any = None
         self.trust: Trust | None = None
         self._calibration = CalibrationState()
         if judge is not None:
@@ -102,15 +106,25 @@ class GradeSession:
         """The judge's fingerprint with its name, as JSON data (None: deterministic checks only)."""
         return None if self.judge_print is None else self.judge_print.dump()
 
+    def similarity_store(self) -> Any:
+        """The `similarity` namespace of the run's cache (judge.judges.similarity_cache), opened on first
+        use; None when the judge's `cache` is false."""
+        if self._similarity_store is None and self.similarity_cache is not False:
+            from judge.judges.similarity_cache import similarity_store
+
+            self._similarity_store = similarity_store(self.similarity_cache)
+        return self._similarity_store
+
     def grade_run(self, ledger: ExpectedLedger, source: Any, *, floor: float = 1.0, name: str | None = None,
                   inputs: dict[str, Any] | Inputs | None = None, warn_stale: bool = True, digest: bool = False,
                   scenario: InputFile | None = None) -> RunReport:
         """Grade one trace (a path, or parsed lines), apply the calibration policy and settle its outcome,
         once. `inputs`: the run's `provenance.inputs` as given; else with `digest` the trace file's
         sha256, computed while reading it, beside `scenario`."""
-        run = assess_trace(ledger, source, judge=self.judge, name=name, binding=self.binding, digest=digest,
-                           fingerprint=self.judge_print, scenario=scenario, toolkit=self.toolkit,
-                           inputs=None if inputs is None else Inputs.model_validate(inputs))
+        with using_store(self.similarity_store):
+            run = assess_trace(ledger, source, judge=self.judge, name=name, binding=self.binding, digest=digest,
+                               fingerprint=self.judge_print, scenario=scenario, toolkit=self.toolkit,
+                               inputs=None if inputs is None else Inputs.model_validate(inputs))
         if self._calibration.record is not None:
             apply_record(run, self._calibration.record)
         if warn_stale and (stale := self.stale_warning()) is not None:  # (None: no stale reasons)

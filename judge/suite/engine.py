@@ -10,9 +10,12 @@ one a local run writes, byte for byte. What a Ray worker needs to grade as this 
 
 - the same judge version (checked: a batch reports the version it ran, a mismatch is an error);
 - the same paths (traces, scenarios, `--config`): a shared file system or the same checkout;
-- the settings this process has in `JUDGE_*`, `HF_*` and `LITELLM_*` variables, sent along as the
-  job's runtime environment, except any whose name says it is a secret (KEY, TOKEN, SECRET,
-  PASSWORD): a judge's API key is set on each node, never shipped through Ray;
+- the settings this process has in `JUDGE_*`, `HF_*` and `LITELLM_*` variables, sent along with every
+  batch and set in the worker before it builds its grade session, except any whose name says it is a
+  secret (KEY, TOKEN, SECRET, PASSWORD): a judge's API key is set on each node, never shipped through
+  Ray. (Not as the job's runtime environment: a job with one is given workers of its own, started
+  beside the ones the node already runs for jobs without, which doubled the workers' start-up CPU;
+  benchmarks/bench_corpus.py);
 - one verdict cache: set the judge's `cache = "redis://HOST:PORT/DB"` (judge.judges.redis_cache)
   when the cluster has more than one machine.
 
@@ -79,8 +82,12 @@ def _import_ray() -> Any:
     return ray
 
 
-def grade_batch(suite_id: str, spec: Any, ledgers: dict[str, Any], batch: list[tuple[int, Any]]) -> dict[str, Any]:
-    """A Ray task: grade `batch` ((index, Task) pairs) in this worker process, its session built once per suite."""
+def grade_batch(suite_id: str, spec: Any, ledgers: dict[str, Any], batch: list[tuple[int, Any]],
+                environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """A Ray task: grade `batch` ((index, Task) pairs) in this worker process, its session built once per suite
+    with the driver's settings `environ` (forwarded_env) set first."""
+    if _STATE.get("suite") != suite_id:
+        os.environ.update(environ or {})
     from judge import __version__
     from judge.suite.worker import grade_task, init_worker, peak_rss_mb
 
@@ -113,8 +120,7 @@ def run_on_ray(tasks: list[Any], spec: Any, ledgers: dict[str, Any], address: st
     started_here = not ray.is_initialized()
     if started_here:
         local = {} if address else {"include_dashboard": False}  # a new instance: no dashboard to serve
-        ray.init(address=address, runtime_env={"env_vars": forwarded_env()}, logging_level="ERROR",
-                 log_to_driver=False, **local)
+        ray.init(address=address, logging_level="ERROR", log_to_driver=False, **local)
     remote = ray.remote(grade_batch)
     results: list[Any] = [None] * len(tasks)
     batches: list[dict[str, Any]] = []
@@ -122,7 +128,8 @@ def run_on_ray(tasks: list[Any], spec: Any, ledgers: dict[str, Any], address: st
     try:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         ledgers_ref, suite_id = ray.put(ledgers), uuid.uuid4().hex
-        pending = [remote.remote(suite_id, spec, ledgers_ref, [(i, tasks[i]) for i in batch])
+        environ = forwarded_env()
+        pending = [remote.remote(suite_id, spec, ledgers_ref, [(i, tasks[i]) for i in batch], environ)
                    for batch in _batches(len(tasks), cpus)]
         done = 0
         while pending:

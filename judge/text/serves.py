@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from judge.text.similarity import Similarity
+from judge.text.similarity import shared_similarity as _shared_similarity
 from judge.text.verbs import family_of, name_tokens, verb_of
 
 PARAMS_FILE = Path(__file__).with_name("serves.json")
@@ -247,43 +249,9 @@ def params() -> Params:
                   str(data["model"]))
 
 
-class Similarity:
-    """Cosine similarities of texts with the local text model, each text encoded once per process."""
-
-    def __init__(self, model: str | None = None) -> None:
-        self.model_name = model or params().model
-        self._model: Any = None
-        self._vectors: dict[str, Any] = {}
-
-    def _encode(self, texts: Iterable[str]) -> None:
-        todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        if not todo:
-            return
-        if self._model is None:
-            from judge.text.minilm import load_embedding_model
-
-            self._model = load_embedding_model(self.model_name)
-        vectors = self._model.encode(todo, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
-        if len(self._vectors) > 20_000:
-            self._vectors.clear()
-        self._vectors.update(zip(todo, vectors, strict=False))
-
-    def scores(self, requests: Sequence[str], phrase: str) -> list[float]:
-        """The similarity of each request with the phrase."""
-        self._encode([*requests, phrase])
-        target = self._vectors[phrase]
-        return [float(self._vectors[r] @ target) for r in requests]
-
-
-_SHARED: dict[str, Similarity] = {}
-
-
 def shared_similarity(model: str | None = None) -> Similarity:
-    """One Similarity per model and process (a grade of many runs encodes each text once)."""
-    name = model or params().model
-    if name not in _SHARED:
-        _SHARED[name] = Similarity(name)
-    return _SHARED[name]
+    """One Similarity per model and process (judge.text.similarity: a grade of many runs embeds each text once)."""
+    return _shared_similarity(model or params().model)
 
 
 @dataclass(frozen=True)
