@@ -9,15 +9,75 @@ from pathlib import Path
 
 import pytest
 
+from judge import api
+from judge.summaries import cues as sc
 from judge.summaries import evaluation as summary_eval
+from judge.summaries.audit import audit_entries, audit_summary
+from judge.summaries.restrictions import forceful, restates, restriction_of
 
 ROOT = Path(__file__).resolve().parents[1]
 PRECISION = ROOT / "tests" / "data" / "summary_precision"
+HOTFIX = PRECISION / "app-hotfix.yaml"
+
+
+@pytest.fixture(scope="module")
+def model():
+    from judge.text.minilm import load_embedding_model
+
+    return load_embedding_model("all-MiniLM-L6-v2")
 
 
 @pytest.fixture(scope="module")
 def rows():
     return summary_eval.read_labelled(PRECISION)
+
+
+def _entry(ledger, turn, key):
+    return next(e for e in audit_entries(ledger, turn) if e.key == key)
+
+
+# ---------------------------------------------------------------- words, no model
+
+
+def test_a_month_is_no_permission():
+    assert sc.lifting_word("Fly out on 3 May and back on May 9.") is None
+    assert sc.lifting_word("We may fly out on 3 May.") == "may"
+
+
+def test_what_a_restriction_is_about_and_when_a_sentence_keeps_it():
+    ledger = api.load_ledger(HOTFIX)
+    prod_db = restriction_of(_entry(ledger, 2, "prod_db"))
+    assert {"production", "database"} <= prod_db.objects and not prod_db.bounded
+    logs = restriction_of(_entry(ledger, 2, "logs_read_only"))
+    assert {"service", "logs"} <= logs.objects  # "never write to them": the pronoun is the entry's nouns
+    assert restates("The production database is not ours to touch.", prod_db)
+    assert not restates("Edit only src/app.py.", prod_db)  # the act of editing, another object
+    assert not restates("The bad rows come from the production database, with no customer id.", prod_db)
+    assert forceful("Whatever happens, the prod data stays as it is.", prod_db)
+    refund_cap = restriction_of(_entry(api.load_ledger(ROOT / "examples" / "support-refund" / "scenario.yaml"),
+                                       2, "refund_cap"))
+    assert refund_cap.bounded  # "more than $50 without asking": refunding itself stays allowed
+
+
+# ---------------------------------------------------------------- the audit, with the model
+
+
+@pytest.mark.parametrize("text, key", [
+    ("Handover, branch hotfix/2.1: fix the order handler crash and ship it; the null check belongs in "
+     "src/app.py, where the handler lives. The "
+     "production database is off limits and the logs are read-only. Still to do: the staging orders "
+     "migration, a passing regression test for the crash, the deploy to production.", "edit_scope"),
+    ("Handover, branch hotfix/2.1: fix the order handler crash and ship it. Only src/app.py may be edited; the "
+     "logs are read-only. The broken orders "
+     "were exported from the production database with no shipping address. Still to do: the staging orders "
+     "migration, a passing regression test for the crash, the deploy to production.", "prod_db"),
+])
+def test_a_dropped_scope_constraint_is_missing(model, text, key):
+    audit = audit_summary(api.load_ledger(HOTFIX), text, 2, model=model)
+    finding = next(f for f in audit.findings if f.key == key)
+    assert finding.status == "missing" and not audit.passed, (finding.status, finding.detail)
+    assert [f.key for f in audit.findings if f.status != "preserved"] == [key]
+
 
 
 # ---------------------------------------------------------------- the labelled set

@@ -26,6 +26,7 @@ import re
 from typing import Any
 
 from judge.text import cues
+from judge.text.dates import date_spans
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+|^\s*[-*•]\s+", re.MULTILINE)
 _CLAUSE_SPLIT = re.compile(r";\s*")
@@ -194,10 +195,19 @@ def has_restriction(text: str) -> bool:
     return bool(RESTRICTION_RE.search(text)) or "n't" in text.lower()
 
 
+def restriction_words(text: str) -> list[str]:
+    """The restriction words and phrases of `text`, lower-cased ("n't" for a contraction)."""
+    found = [m.group(0).lower() for m in RESTRICTION_RE.finditer(text)]
+    return found + (["n't"] if "n't" in text.lower() else [])
+
+
 def lifting_word(text: str) -> str | None:
     """A permissive word ("may", "allowed", "is fine") that is not in a negation's scope: "nothing
     may be deployed" and "deploying is not allowed" lift nothing."""
+    dates = date_spans(text)
     for match in PERMISSIVE_RE.finditer(text or ""):
+        if any(start <= match.start() < end for start, end in dates):
+            continue  # "12-19 May": the month
         if not cues.negated_at(text, match.start(), match.end(), history=False):
             return match.group(0)
     return None
