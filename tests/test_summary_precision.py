@@ -39,6 +39,29 @@ def _entry(ledger, turn, key):
 # ---------------------------------------------------------------- words, no model
 
 
+@pytest.mark.parametrize("sentence", [
+    "Objective for tomorrow: the nightly export is finished and uploaded.",
+    "Keep retrying until the payment webhook test passes.",
+    "The release is done once the changelog is published and the tag is pushed.",
+    "Please make sure the staging image has been built before the demo.",
+    "The refund must be completed by Friday.",
+    "Then merge the branch and get the build green.",
+])
+def test_a_done_word_in_an_aim_states_no_status(sentence):
+    assert sc.done_word(sentence) is None and sc.states_aim(sentence)
+
+
+@pytest.mark.parametrize("sentence, word", [
+    ("The nightly export finished at 02:10 and was uploaded.", "finished"),
+    ("We kept polling until the export was finished.", "finished"),
+    ("Once the cache was flushed, the demo passed.", "passed"),
+    ("Goal met: the invoice run is done.", "met"),
+    ("The build is green, so the branch is merged.", "green"),
+])
+def test_a_done_word_that_reports_keeps_its_status(sentence, word):
+    assert sc.done_word(sentence) == word and not sc.states_aim(sentence)
+
+
 def test_a_month_is_no_permission():
     assert sc.lifting_word("Fly out on 3 May and back on May 9.") is None
     assert sc.lifting_word("We may fly out on 3 May.") == "may"
@@ -60,6 +83,23 @@ def test_what_a_restriction_is_about_and_when_a_sentence_keeps_it():
 
 
 # ---------------------------------------------------------------- the audit, with the model
+
+
+@pytest.mark.parametrize("text, key", [
+    ("Fix the crash in the order handler and ship it, branch hotfix/2.1. Edit only src/app.py; never touch "
+     "the production database; the service logs are read-only. Acceptance criteria: the orders migration on "
+     "staging is finished, the regression test for the crash passes, the fix is deployed to production.",
+     "deploy"),
+    ("Fix the crash in the order handler and ship it, branch hotfix/2.1. Edit only src/app.py; never touch "
+     "the production database; the service logs are read-only. We are finished when the fix is deployed to "
+     "production; before that the staging orders migration has to be completed and a regression test for "
+     "the crash added that passes.", "migration"),
+])
+def test_a_pending_completion_restated_as_the_task_is_preserved(model, text, key):
+    audit = audit_summary(api.load_ledger(HOTFIX), text, 2, model=model)
+    finding = next(f for f in audit.findings if f.key == key)
+    assert finding.status == "preserved", finding.detail
+    assert audit.passed, [(f.key, f.status, f.detail) for f in audit.findings if f.status != "preserved"]
 
 
 @pytest.mark.parametrize("text, key", [

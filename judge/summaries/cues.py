@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from judge.summaries import mood
 from judge.text import cues
 from judge.text.dates import date_spans
 
@@ -184,11 +185,20 @@ def find(pattern: re.Pattern[str], text: str) -> str | None:
 
 
 def done_word(text: str) -> str | None:
-    """A completion word not denied in its clause ("done", not "not done"; "passes", not "still fails")."""
+    """A completion word that states a status: not denied in its clause ("done", not "not done";
+    "passes", not "still fails") and not said of what is still to be reached ("Task: get the fix
+    deployed", "until the test passes", "one account may be created": judge.summaries.mood)."""
     for match in DONE_RE.finditer(text or ""):
-        if not cues.negated_at(text, match.start(), match.end(), history=False):
+        if not cues.negated_at(text, match.start(), match.end(), history=False) \
+                and not mood.prospective_at(text, match.start(), match.end()):
             return match.group(0)
     return None
+
+
+def states_aim(text: str) -> bool:
+    """Whether the sentence says what is still to be reached (an aim label, an imperative, a
+    directive, a done word read prospectively: judge.summaries.mood)."""
+    return mood.states_aim(text, DONE_RE)
 
 
 def has_restriction(text: str) -> bool:

@@ -35,10 +35,11 @@ def entry_scores(entry: AuditEntry, summary_units: list[str], scores: list[float
                  tokens: Set[str], contexts: list[str] | None = None) -> list[float]:
     """Per unit, how strongly it can carry the entry: its cosine, 1.0 when it names one of the
     entry's own identifiers, and 0 for a unit that cannot carry the entry's status (a completion
-    is carried only by a unit that says done or pending)."""
+    is carried only by a unit that says done or pending; a pending one also by a unit that states
+    it as the aim: "Task: get the fix deployed", "the job ends when the write-up is posted")."""
     out = []
     for unit, context, score in zip(summary_units, contexts or summary_units, scores, strict=False):
-        if entry.class_ == "completion" and not (sc.done_word(context) or sc.find(sc.PENDING_RE, context)):
+        if entry.class_ == "completion" and not _states_status(entry, context):
             out.append(0.0)
             continue
         low = unit.lower()
@@ -46,6 +47,13 @@ def entry_scores(entry: AuditEntry, summary_units: list[str], scores: list[float
             score = 1.0
         out.append(score)
     return out
+
+
+def _states_status(entry: AuditEntry, sentence: str) -> bool:
+    """Whether the sentence can carry a completion's status: done, pending, or (for a pending
+    completion) what is still to be reached."""
+    return bool(sc.done_word(sentence) or sc.find(sc.PENDING_RE, sentence)
+                or (entry.status != "completed" and sc.states_aim(sentence)))
 
 
 def decide(entry: AuditEntry, summary_units: list[str], scores: list[float], threshold: float,
@@ -125,17 +133,6 @@ def _stems(text: str) -> set[str]:
     return {w[:5] for w in sc.words(text) if len(w) > 2 and w not in STOPWORDS}
 
 
-_MODAL_BEFORE = re.compile(r"\b(?:may|can|could|might|should|must|allowed to|to)\s+(?:be\s+|have\s+been\s+)?$",
-                           re.IGNORECASE)
-
-
-def _status_word(sentence: str) -> bool:
-    """A done word that states a status: not denied, and not a possibility ("may be created")."""
-    return any(not _MODAL_BEFORE.search(sentence[:m.start()])
-               and not cues.negated_at(sentence, m.start(), m.end(), history=False)
-               for m in sc.DONE_RE.finditer(sentence))
-
-
 def _stated_completion(entry: AuditEntry, summary_units: list[str], contexts: list[str]) -> list[str]:
     """Units retrieval ranked too low that still state the completion's status in other words: a
     done word stating a status or a pending word ("ran", "passed", "pending", "next") in a sentence
@@ -146,7 +143,7 @@ def _stated_completion(entry: AuditEntry, summary_units: list[str], contexts: li
     scored = []
     for unit, sentence in zip(summary_units, contexts, strict=False):
         shared = len(own & _stems(unit))
-        if shared >= 2 and (_status_word(sentence) or sc.find(sc.PENDING_RE, sentence)):
+        if shared >= 2 and (sc.done_word(sentence) or sc.find(sc.PENDING_RE, sentence)):
             scored.append((-shared, unit))
     return [unit for _, unit in sorted(scored)][:TOP_UNITS]
 
@@ -180,7 +177,8 @@ def _uncertainty(entry: AuditEntry, near: list[str], best: float, context: dict[
 def _completion(entry: AuditEntry, near: list[str], best: float, context: dict[str, str]) -> Verdict | None:
     if entry.class_ != "completion":
         return None
-    said = [(u, sc.done_word(context[u]), sc.find(sc.PENDING_RE, context[u])) for u in near]
+    said = [(u, sc.done_word(context[u]), sc.find(sc.PENDING_RE, context[u]) or
+             (entry.status != "completed" and sc.states_aim(context[u]) and "an aim")) for u in near]
     if entry.status == "completed" and not any(done for _, done, _ in said):
         unit, _, pending = next(((u, d, p) for u, d, p in said if p), said[0])
         if pending:
