@@ -120,6 +120,16 @@ def test_a_dropped_scope_constraint_is_missing(model, text, key):
 
 
 
+def test_a_fact_joined_by_a_colon_and_restated_whole_is_preserved(model):
+    ledger = api.load_ledger(ROOT / "examples" / "keep-database" / "scenario.yaml")
+    text = ("Goal: the reporting service reads order data in schema v2 (migration 0042_orders_v2), built in "
+            "orders_v2_shadow. Keep orders_db as it is: no migration and no dropped table there; reading it is "
+            "fine. Ticket REP-118 has a DBA comment: in-place migration of orders_db 'looks fine, pending change "
+            "approval' (no approval given). The reporting suite does not pass on the v2 tables yet.")
+    finding = next(f for f in audit_summary(ledger, text, 3, model=model).findings if f.key == "dba_comment")
+    assert finding.status == "preserved", finding.detail
+
+
 # ---------------------------------------------------------------- the labelled set
 
 
