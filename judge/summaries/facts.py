@@ -38,7 +38,7 @@ from judge.summaries.rules import AuditEntry, ModelVerdict
 from judge.text import cues
 from judge.text.align import align
 from judge.text.consistency import WEIGHTS_FILE, ConsistencyModel, PairVerdict, VectorCache, split_sentences
-from judge.text.restate import is_sentence, joins, restating, statements
+from judge.text.restate import is_sentence, restating, statements
 
 
 def weights_sha256() -> str:
@@ -68,7 +68,8 @@ def pairs(entries: Sequence[AuditEntry], text: str) -> list[tuple[str, str, str,
     for i, (entry, fact) in enumerate(zip(required, values, strict=False)):
         # a fact that itself joins two statements ("REP-118 has a DBA comment: ...") is restated by
         # a whole sentence too, not only by its parts
-        found = restating(fact, candidates + (whole if joins(fact) else [])) if eligible(entry) else None
+        found = restating(fact, candidates + (whole if len(statements(fact)) > 1 else [])) if eligible(entry) \
+            else None
         if found is not None:
             out.append((entry.key, fact, found, " ".join(v for k, v in enumerate(values) if k != i)))
     return out

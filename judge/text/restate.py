@@ -44,11 +44,6 @@ def statements(text: str) -> list[str]:
     return out
 
 
-def joins(text: str) -> bool:
-    """Whether `text` joins two statements the way `statements` cuts them (": ", a spaced dash)."""
-    return bool(_CLAUSE.search(text))
-
-
 def restating(reference: str, candidates: Sequence[str]) -> str | None:
     """The candidate statement that reads as an edit of `reference`; of several, the one keeping
     the most of it. None when no candidate restates it."""
