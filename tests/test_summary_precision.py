@@ -14,6 +14,7 @@ from judge.summaries import cues as sc
 from judge.summaries import evaluation as summary_eval
 from judge.summaries.audit import audit_entries, audit_summary
 from judge.summaries.restrictions import forceful, restates, restriction_of
+from judge.summaries.semantic import Thresholds
 
 ROOT = Path(__file__).resolve().parents[1]
 PRECISION = ROOT / "tests" / "data" / "summary_precision"
@@ -119,7 +120,6 @@ def test_a_dropped_scope_constraint_is_missing(model, text, key):
     assert [f.key for f in audit.findings if f.status != "preserved"] == [key]
 
 
-
 def test_a_fact_joined_by_a_colon_and_restated_whole_is_preserved(model):
     ledger = api.load_ledger(ROOT / "examples" / "keep-database" / "scenario.yaml")
     text = ("Goal: the reporting service reads order data in schema v2 (migration 0042_orders_v2), built in "
@@ -139,3 +139,34 @@ def test_the_set_names_its_split(rows):
     assert {r.label.split for r in dev} == {"dev"} and {r.label.split for r in test} == {"test"}
     for part in (dev, test):
         assert {r.label.kind for r in part} == {"pending-restated", "dropped-constraint"}
+
+
+def _targets(rows, verdicts):
+    """(pending completions restated: preserved, of; dropped constraints: missing, of)."""
+    pending = [(r, e.key) for r in rows if r.label.kind == "pending-restated" for e in r.entries
+               if e.class_ == "completion" and e.status != "completed"]
+    dropped = [(r, k) for r in rows if r.label.kind == "dropped-constraint"
+               for k, v in r.label.expected.items() if v == "missing"]
+    return (sum(verdicts[f"{r.label.id}/{k}"] == "preserved" for r, k in pending), len(pending),
+            sum(verdicts[f"{r.label.id}/{k}"] == "missing" for r, k in dropped), len(dropped))
+
+
+@pytest.mark.slow
+def test_the_dev_split(model, rows):
+    dev, _ = summary_eval.split(rows)
+    verdicts = summary_eval.run_layers(dev, model, Thresholds.load())["merged"]
+    # on the code before the fixes: 4/23 (15 `distorted`, 4 `missing`) and 3/14 (10 `preserved`, 1
+    # `distorted`), 6 of 28 summaries right; the dropped constraint still read as kept is a
+    # check-before-drafting rule whose words the note's goal sentence repeats
+    assert _targets(dev, verdicts) == (23, 23, 13, 14)
+    assert summary_eval.summary_level(dev, verdicts)["correct"] == 26
+
+
+@pytest.mark.slow
+def test_the_held_out_split(model, rows):
+    _, test = summary_eval.split(rows)
+    verdicts = summary_eval.run_layers(test, model, Thresholds.load())["merged"]
+    # read once, after the fixes (before them: 9/16 and 2/10, 8 of 20 summaries right); the miss is a
+    # drafts-only permission whose note says "drafts for the approver" ("approver" reads as a limit)
+    assert _targets(test, verdicts) == (16, 16, 9, 10)
+    assert summary_eval.summary_level(test, verdicts)["correct"] == 19
