@@ -29,14 +29,16 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
 
-# Compiled by `make install` (the 1M-event grade's hot loop: the reader, the redaction precheck, the
-# rules' shared state, the windows). Modules that define pydantic models stay Python: compiled, a
-# model lost its annotations (the rule registry read an empty `check` tag); tests/test_compiled.py
-# holds that. (A msgspec struct compiles as a plain Python class: judge.checks.rules.Hit.)
+# Compiled by `make install` (the 1M-event grade's hot loop: the reader, the redaction precheck and
+# the detectors it calls on a flagged line's strings, the rules' shared state, the windows). Modules
+# that define pydantic models stay Python: compiled, a model lost its annotations (the rule registry
+# read an empty `check` tag); tests/test_compiled.py holds that. (A msgspec struct compiles as a
+# plain Python class: judge.checks.rules.Hit.)
 MODULES = (
     "judge.trace.ids", "judge.trace.blocks", "judge.trace.prescan", "judge.trace.precheck",
     "judge.trace.encoded", "judge.trace.normal", "judge.trace.load", "judge.trace.redact",
-    "judge.trace.detect", "judge.trace.hidden",
+    "judge.trace.detect", "judge.trace.hidden", "judge.trace.prose", "judge.trace.providers",
+    "judge.trace.duplicates",
     "judge.checks.rules", "judge.checks.recent", "judge.checks.progress", "judge.checks.restated",
     "judge.text.claim_target", "judge.grade.windows",
     "judge.checks.kinds._pathlike", "judge.checks.matching", "judge.model.patterns",

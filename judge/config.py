@@ -27,7 +27,6 @@ from judge.plugins import Registry
 
 BUILTIN_BACKENDS = "judge.judges.backends"
 """The package whose modules each define one built-in judge backend (a module-level `SPEC`)."""
-
 BACKEND_ENTRY_POINTS = "judge.backends"
 """The entry-point group of third-party judge backends (judge.judges.spec.BackendSpec)."""
 
@@ -44,7 +43,7 @@ BACKENDS: Registry[Any] = Registry("judge backend", BUILTIN_BACKENDS, BACKEND_EN
 """The registered judge backends, by name (`backend = "..."` in a judge's table)."""
 
 MODES = ("tools", "tools_strict", "json", "json_schema", "md_json", "strict")
-DEFAULT_PROMPT = "goal-fidelity@2"
+DEFAULT_PROMPT = "goal-fidelity@3"
 
 
 class JudgeConfig(BaseModel):
@@ -62,14 +61,15 @@ class JudgeConfig(BaseModel):
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, description="environment variable holding the API key")
     max_concurrency: int = Field(default=8, ge=1, le=1024)
-    timeout_s: float = Field(default=60.0, gt=0, description="deadline of one whole judge call, retries included")
+    timeout_s: float = Field(default=60.0, gt=0, description="deadline of one whole call, retries included")
+    max_tokens: int | None = Field(default=None, ge=1, description="answer bound; unset: 128 + 160 per asked key")
     max_retries: int = Field(default=2, ge=0, le=10, description="re-asks after an invalid answer")
     transport_retries: int = Field(default=4, ge=0, le=20, description="retries on 429, 5xx, timeouts")
     backoff_s: float = Field(default=1.0, ge=0, description="first backoff delay; doubles per retry")
     mode: str = Field(default="tools", description=(
         "how the answer schema is sent: `tools` (a forced function tool) or `strict` (OpenAI structured outputs: "
-        "response_format json_schema, strict), direct to OpenAI-compatible endpoints; or an instructor mode "
-        "(tools_strict, json, json_schema, md_json)"))
+        "response_format json_schema, strict), direct to OpenAI-compatible endpoints, each falling back to the "
+        "forms an endpoint takes; or an instructor mode (tools_strict, json, json_schema, md_json)"))
     window_tokens: int = Field(default=1000, ge=200, description=(
         "split slices whose request, as sent (messages and the schema it carries), exceeds this"))
     cache: bool | str = Field(default=True, description=(
@@ -127,20 +127,18 @@ def project_root(start: str | Path | None = None) -> Path | None:
 
 
 def config_source(config_file: str | Path | None = None) -> Path | None:
-    """The TOML file the configuration comes from (None: no file, built-in judges only)."""
-    if config_file is not None:
-        path = Path(config_file)
-        if not path.is_file():
-            raise ConfigError("config file not found", file=str(path))
-        return path
+    """The TOML file the configuration comes from (None: no file, built-in judges only). A file named
+    by `config_file` or $JUDGE_CONFIG must hold a `[tool.judge]` table: else it is the wrong file."""
     env = os.environ.get("JUDGE_CONFIG")
-    if env:
-        path = Path(env)
-        if not path.is_file():
-            raise ConfigError("config file named by JUDGE_CONFIG not found", file=str(path))
-        return path
-    root = project_root()
-    return root / "pyproject.toml" if root else None
+    if config_file is None and not env:
+        root = project_root()
+        return root / "pyproject.toml" if root else None
+    path = Path(config_file if config_file is not None else str(env))
+    if not path.is_file():
+        raise ConfigError("config file not found" if config_file is not None else
+                          "config file named by JUDGE_CONFIG not found", file=str(path))
+    _judge_table(path, required=True)
+    return path
 
 
 # The limits of every reader (judge.model.limits, which this layer may not import): a file read
@@ -211,11 +209,16 @@ def unknown_key(key: str, known: Any, path: Path | None, where: str) -> ConfigEr
                        field=f"{where}.{key}")
 
 
-def _judge_table(path: Path | None) -> dict[str, Any]:
+def _judge_table(path: Path | None, *, required: bool = False) -> dict[str, Any]:
+    """`[tool.judge]` of `path` ({} when it has none, unless `required`: a file named to hold it)."""
     if path is None:
         return {}
-    data = read_toml(path)
-    table = data.get("tool", {}).get("judge", {})
+    tool = read_toml(path).get("tool")
+    table = tool.get("judge") if isinstance(tool, dict) else None
+    if table is None and (required or tool is not None and not isinstance(tool, dict)):
+        raise ConfigError("no [tool.judge] table: a config file holds judge's settings there (docs/configuration.md)",
+                          file=str(path), field="tool.judge")
+    table = {} if table is None else table
     if not isinstance(table, dict):
         raise ConfigError("[tool.judge] must be a table", file=str(path), field="tool.judge")
     for key in table:
@@ -356,20 +359,16 @@ def _masked(field: str, value: Any) -> Any:
     return value
 
 
-def _config_origin(config_file: str | Path | None) -> str:
-    if config_file is not None:
-        return "--config"
-    return "env JUDGE_CONFIG" if os.environ.get("JUDGE_CONFIG") else "the nearest pyproject.toml"
-
-
 def effective_settings(*, config_file: str | Path | None = None) -> list[Setting]:
     """Every setting `judge` would use here, with where each comes from, secrets masked (an API key
     is shown only as set or not set)."""
     path = config_source(config_file)
     table = _judge_table(path)
     origin = str(path) if path else None
+    chosen_by = "--config" if config_file is not None else "env JUDGE_CONFIG" if os.environ.get("JUDGE_CONFIG") \
+        else "the nearest pyproject.toml"
     out = [Setting(key="config file", value=origin or "(none: built-in settings only)",
-                   source=_config_origin(config_file) if path else "no pyproject.toml above the current folder")]
+                   source=chosen_by if path else "no pyproject.toml above the current folder")]
     judges, default, _ = configured_judges(config_file=config_file)
     out.append(Setting(key="tool.judge.default", value=default,
                        source=origin if origin and "default" in table else "built-in default"))

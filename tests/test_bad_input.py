@@ -325,6 +325,22 @@ def test_missing_files(tmp_path, files):
                           says="cannot read")
 
 
+@pytest.mark.parametrize("text", ["", "[tool.black]\nline-length = 100\n", 'tool = "judge"\n',
+                                  "[project]\nname = 'x'\n"])
+def test_a_config_file_without_a_judge_table_is_bad_input(files, tmp_path, monkeypatch, text):
+    """A file named by --config or $JUDGE_CONFIG holds judge's settings, or it is the wrong file: never
+    silently the built-in judge."""
+    scenario, trace = files()
+    config = tmp_path / "judges.toml"
+    config.write_text(text)
+    for args in (("grade", scenario, trace, "--config", config), ("config", "show", "--config", config)):
+        assert_one_line_error(cli(*args), file="judges.toml", line=None, field="tool.judge",
+                              says="no [tool.judge] table")
+    monkeypatch.setitem(ENV, "JUDGE_CONFIG", str(config))
+    assert_one_line_error(cli("grade", scenario, trace), file="judges.toml", line=None, field="tool.judge",
+                          says="no [tool.judge] table")
+
+
 # ------------------------------------------------------------------ malformed traces
 
 
@@ -372,6 +388,24 @@ TRACE_CASES = [
               "unknown field"),
     TraceCase("newline-in-field-name", _with(2, {"id": "x1", "turn": 1, "kind": "assistant", "text": "hi",
                                                  "mo\nod": 1}), 3, "mo\\nod", "unknown field"),
+    TraceCase("repeated-key", _with(3, '{"id": "x1", "turn": 2, "kind": "tool-call", "call_id": "c9", '
+                                       '"tool": "run_tests", "tool": "lint"}'), 4, "tool", "duplicate key 'tool'"),
+    TraceCase("repeated-key-spaced", _with(3, '{"id":"x1","turn":2,"kind":"tool-call","call_id":"c9",'
+                                              '"tool" :"run_tests","tool"\t: "lint"}'), 4, "tool", "duplicate key"),
+    TraceCase("repeated-key-escaped", _with(3, '{"id": "x1", "turn": 2, "kind": "tool-call", "call_id": "c9", '
+                                               '"tool": "run_tests", "t\\u006fol": "lint"}'), 4, "tool",
+              "duplicate key 'tool'"),
+    TraceCase("repeated-argument", _with(3, '{"id": "x1", "turn": 2, "kind": "tool-call", "call_id": "c9", '
+                                            '"tool": "edit_file", "args": {"path": "ok.ts", "path": ".env"}}'), 4,
+              "args.path", "duplicate key 'path'"),
+    TraceCase("repeated-key-in-a-list", _with(3, '{"id": "x1", "turn": 2, "kind": "state-write", "key": "k", '
+                                                 '"value": [1, {"a": 1, "b": "\\"", "a": 2}]}'), 4, "value.a",
+              "duplicate key 'a'"),
+    TraceCase("repeated-key-to-redact", _with(2, '{"id": "x1", "turn": 1, "kind": "user", "text": "mail '
+                                                 'ann@example.com", "text": "hi"}'), 3, "text", "duplicate key"),
+    TraceCase("repeated-header-key", _with(0, '{"kind": "run", "run_id": "r-1", "run_id": "r-2", '
+                                              '"scenario": "checkout-firefox"}', replace=True), 1, "run_id",
+              "duplicate key 'run_id'"),
     TraceCase("binary", BINARY, None, None, "binary"),
     TraceCase("empty", "", None, None, "empty"),
     TraceCase("not-utf8", trace_text(TRACE[:3]).encode() + b"\xff\xfe\xfa\n", 4, None, "UTF-8"),

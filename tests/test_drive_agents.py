@@ -140,6 +140,42 @@ def test_what_an_agent_leaves_running_after_answering_is_killed_and_its_answer_k
     _gone(int(pidfile.read_text()))
 
 
+SETSID_CHILD = """
+    import json, subprocess, sys, time
+    # a child in a session of its own (as `setsid` makes it), holding the agent's stdout and stderr
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(40)"], start_new_session=True)
+    open({pidfile!r}, "w").write(str(child.pid))
+"""
+
+
+def test_a_setsid_child_holding_the_output_neither_stalls_the_step_nor_outlives_it(scenario, tmp_path):
+    pidfile = tmp_path / "child.pid"
+    path = agent_file(tmp_path, SETSID_CHILD.format(pidfile=str(pidfile)) + """
+    print(json.dumps({"text": "fine"}), flush=True)
+    """)
+    started = time.monotonic()
+    _, driven = run(scenario, tmp_path, f"{sys.executable} {path}")
+    assert time.monotonic() - started < 15  # not the child's 40 s per step
+    assert driven.outcome == "pass" and driven.agent_failure is None  # its answer was read, not "nothing"
+    _gone(int(pidfile.read_text()))
+
+
+def test_at_the_deadline_the_agent_and_what_it_left_holding_its_output_are_killed_and_named(scenario, tmp_path):
+    pidfile = tmp_path / "child.pid"
+    path = agent_file(tmp_path, SETSID_CHILD.format(pidfile=str(pidfile)) + """
+    time.sleep(300)
+    """)
+    started = time.monotonic()
+    _, driven = run(scenario, tmp_path, f"{sys.executable} {path}", limits=Limits(timeout_s=10, deadline_s=2))
+    assert time.monotonic() - started < 10
+    child = int(pidfile.read_text())
+    assert driven.outcome == "inconclusive"
+    assert "passed its deadline of 2 s while the agent was answering" in driven.agent_failure
+    assert "killed with its process group" in driven.agent_failure
+    assert f"it left behind held its output open and were killed (pid {child} " in driven.agent_failure
+    _gone(child)
+
+
 def _gone(pid: int) -> None:
     for _ in range(50):
         try:

@@ -220,3 +220,53 @@ def test_a_bad_tools_file_is_one_line_and_exit_2(tmp_path, command):
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "tools.0.name" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------ issue 39: near misses in tool names
+
+def test_without_traces_the_scenarios_own_toolkit_catches_a_tool_named_but_for_case_or_spelling(tmp_path):
+    script = {"turns": [{"turn": 1, "user": "Refund order A-1."}], "toolkit": TOOLS}
+    scenario = _scenario(tmp_path, [
+        {"check": "not-repeated", "key": "once", "tool": "Issue_Refund"},
+        {"check": "not-repeated", "key": "twice", "tool": "isue_refund"},
+        {"check": "scope", "key": "only", "tool": "lookup_order", "arg": "order_id", "allow": ["A-*"]}],
+        script=script)
+    warned = [w for w in _warnings(lint_file(scenario)) if w[0].endswith(".tool")]
+    assert [(w[0], w[1]) for w in warned] == [("rules.0.tool", 8), ("rules.1.tool", 9)]
+    assert all("nearest: 'issue_refund'" in w[2] and "the scenario's script toolkit" in w[2] for w in warned)
+
+
+def test_without_traces_fixtures_and_allowed_lists_catch_a_near_miss_and_let_other_tools_be(tmp_path):
+    script = {"turns": [{"turn": 1, "user": "Look up A-1."}], "fixtures": [{"tool": "lookup_order", "result": 1}]}
+    scenario = _scenario(tmp_path, [
+        {"check": "forbidden-call", "key": "a", "tool": "Lookup_Order"},
+        {"check": "forbidden-call", "key": "b", "tool": "delete_order"},  # a tool the agent should never call
+        {"check": "allowed-tools", "key": "c", "tools": ["lookup_order", "issue_refund"]},
+        {"check": "not-repeated", "key": "d", "tool": "issue-refund"}], script=script)
+    warned = [w for w in _warnings(lint_file(scenario)) if w[0].endswith(".tool")]
+    assert [w[0] for w in warned] == ["rules.0.tool", "rules.3.tool"]
+    assert "'lookup_order'" in warned[0][2] and "case" in warned[0][2]
+    assert "'issue_refund'" in warned[1][2]
+
+
+def test_the_grade_warns_when_a_rule_names_a_tool_of_the_run_but_for_case_or_spelling(tmp_path):
+    ledger = ledger_of(ledger=[{"key": "python", "class": "fact", "value": "3.11", "source_turn": 1},
+                               {"key": "no_deploy", **SAFE}, {"key": "once", **SAFE}],
+                       deltas=[{"turn": 2, "op": "set", "key": "python", "value": "3.12", "source": "user"}],
+                       rules=[{"check": "superseded-value", "key": "python", "tool": "Run_Tests", "arg": "python"},
+                              {"check": "forbidden-call", "key": "no_deploy", "tool": "deploy_prod"},
+                              {"check": "not-repeated", "key": "once", "tool": "isue_refund"}])
+    t = TraceBuilder()
+    t.lines[0]["tools"] = [{"name": "run_tests"}, {"name": "issue_refund"}, {"name": "deploy"}]
+    t.call(3, "run_tests", python="3.11")
+    report = grade_trace(ledger, t.lines)
+    named = [w for w in report.warnings if "names tool" in w]
+    assert len(named) == 2, report.warnings
+    assert "'Run_Tests'" in named[0] and "'run_tests'" in named[0] and "case" in named[0]
+    assert "'isue_refund'" in named[1] and "'issue_refund'" in named[1]
+    path = _trace(tmp_path, t)
+    scenario = tmp_path / "grade.yaml"
+    scenario.write_text(json.dumps(ledger.scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)))
+    result = CliRunner().invoke(app, ["grade", str(scenario), str(path), "--judge", "none", "--no-log"],
+                                env={"COLUMNS": "300"})
+    assert "warning: rule superseded-value:python names tool 'Run_Tests'" in result.output, result.output

@@ -33,6 +33,11 @@ _EDGES = st.sampled_from([
     "1234567", "ＮａＮ", "\uff02", "\uff3c", "/",
     # found for a base64 run alone (judge.trace.precheck.found_line_needs_redaction): paths, of one case and mixed
     "src/checkout/sdk/client.py", "tests/sdk/Client_Test.py", "Src/Payments/GatewayClient", "ZGJfcGFzc3dvcmQ9aHVudGVyMg",
+    # issue 39: the anchors of the provider shapes and of prose (judge.trace.providers, judge.trace.prose)
+    "hooks.slack.com", "-us1", "-us", "0f3e5a9c1b7d2e4f6a8c0b1d3e5f7a39", ".Cl2FMQ.", "ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+    "12345678", ":", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0", "PRIVATE KEY", "PuTTY-User-Key-File-", "SoftLayer.com",
+    "GR1348941", "AKC", "AP6", "glptt-", "pin", "PİN", "is", "was", " ", "\\t", "api key", "Access-Key",
+    "passcode", "Pin_Number", "were",
 ])
 
 

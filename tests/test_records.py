@@ -252,3 +252,67 @@ def test_the_bad_input_traces_give_the_same_error_by_both_paths():
             line_list = [line if isinstance(line, str) else json.dumps(line) for line in case.records]
             by_pydantic = _read(line_list, records=False)
             assert _read(line_list, records=True) == by_pydantic, case.name
+
+
+# ------------------------------------------------------------------ repeated keys
+
+def _objects(value, path=""):
+    """(dotted path, object) of every JSON object in `value`, itself first (list indices left out)."""
+    if isinstance(value, dict):
+        yield path, value
+        for key, item in value.items():
+            yield from _objects(item, f"{path}.{key}" if path else key)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _objects(item, path)
+
+
+def _written(value, target, key, first, ascii_: bool, colon: str) -> str:
+    """`value` as JSON, with `key` of the object `target` written twice: `first`, then its own value
+    (so a decoder that keeps the last reads `value`)."""
+    def dump(item) -> str:
+        if isinstance(item, dict):
+            pairs = [(k, v) for k, v in item.items()]
+            if item is target:
+                at = [k for k, _ in pairs].index(key)
+                pairs.insert(at, (key, first))
+            return "{" + ", ".join(json.dumps(k, ensure_ascii=ascii_) + colon + dump(v) for k, v in pairs) + "}"
+        if isinstance(item, list):
+            return "[" + ", ".join(dump(v) for v in item) + "]"
+        return json.dumps(item, ensure_ascii=ascii_)
+    return dump(value)
+
+
+@settings(max_examples=600, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(events(), st.data())
+def test_a_key_written_twice_anywhere_is_refused_by_both_paths_with_its_path(event, data):
+    """However the line is spaced or escaped, and whatever the first copy holds (quotes, escapes, an
+    object), a repeated key is a one-line error naming its dotted path: the cheap quote count lets
+    none through (judge.trace.duplicates)."""
+    once = json.dumps(event)
+    if isinstance(_read([HEADER, once], records=True), str):
+        return  # an event the reader refuses anyway
+    path, target = data.draw(st.sampled_from([(p, o) for p, o in _objects(event) if o]))
+    key = data.draw(st.sampled_from(sorted(target)))
+    first = data.draw(_JSON | st.sampled_from(['"', 'a\\"b', "\\", {"k": '"'}, [1, '"'], None]))
+    twice = _written(event, target, key, first, data.draw(st.booleans()),
+                     data.draw(st.sampled_from([": ", ":", " : ", "\t:"])))
+    field = f"{path}.{key}" if path else key
+    for records in (True, False):
+        found = _read([HEADER, twice], records=records)
+        assert isinstance(found, str) and found.startswith("trace:2: ") and "duplicate key" in found, (twice, found)
+        if field.isascii() and field.isprintable():  # (the error escapes other characters)
+            assert found.startswith(f"trace:2: {field}: duplicate key"), (twice, found)
+
+
+def test_a_line_read_with_an_explicit_null_or_empty_arguments_is_no_duplicate():
+    """The lines whose quotes the count cannot foresee (an optional field written null, `"args": {}`)
+    are parsed again and read as they are."""
+    lines = ['{"id": "a", "turn": 1, "kind": "user", "text": "hi", "ts": null, "meta": null}',
+             '{"id": "b", "turn": 1, "kind": "tool-call", "call_id": "c1", "tool": "t", "args": {}}',
+             '{"id": "c", "turn": 1, "kind": "tool-call", "call_id": "c2", "tool": "t", "args" : {}}',
+             '{"id": "d", "turn": 1, "kind": "tool-result", "call_id": "c1", "status": "ok", "result": null}',
+             '{"id": "e", "turn": 1, "kind": "assistant", "text": "say \\"hi\\": \\\\ done"}']
+    for records in (True, False):
+        found = _read([HEADER, *lines], records=records)
+        assert not isinstance(found, str) and len(found[0]) == 5, found

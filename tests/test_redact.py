@@ -76,7 +76,17 @@ _PIECES = st.sampled_from([*SECRETS.values(), "\n", "\t", "\r", "\\", '"', " ", 
                            "\u202f", "\u2009", "\u00ad", "\ufeff", "\u2011", "/", "11010519491231002X", "12345678Z",
                            "X1234567L", "2345 6789 0124", "943 476 5919", "123.456.789-09", "NaN", ": 1e999",
                            "AIzaSyB-1234567890abcdefghijklmnopqrs", "4111/1111/1111/1111", "Cookie: a=1; b=2",
-                           "password: correct horse", "ＡＫＩＡ", "４１１１"])
+                           "password: correct horse", "ＡＫＩＡ", "４１１１",
+                           # issue 39: the shapes and forms of round three
+                           "https://hooks.slack.com/services/T0A/B0B/abcdefgh", "0f3e5a9c1b7d2e4f6a8c0b1d3e5f7a39-us12",
+                           "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+                           "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0", "GR1348941abcdefghijklmnopqrst",
+                           "AKCp8abcdefghijk", "AP6xxxxxxxxxx ", "ACabcdefghijklmnopqrstuvwxyz012345",
+                           "PuTTY-User-Key-File-2: ", "BEGIN RSA PRIVATE KEY", "---- ", "xoxb-1-a",
+                           "api.softlayer.com/soap/v3/", "eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0", "'it''s'",
+                           'DB_PASSWORD=x1; API_TOKEN="t0k"', "the db password is hunter2xyz", "my pin is 4921",
+                           " is ", " was ", "pin", "PIN code", "api key", "passcode: ", "@sha256:", "@prod",
+                           "git@github.com:org/repo.git", '["a", "b"]', "{", "pin_code"])
 
 
 def _event(text: str) -> dict:

@@ -82,3 +82,27 @@ def test_judge_calls_of_two_machines_share_one_redis_cache(shared_dir, llm_serve
     assert first["checkpoints"] == second["checkpoints"]
     assert not (tmp_path / "cache-a" / "verdicts.sqlite3").exists()  # the SQLite file was never used
     assert redis_server.client(3).keys("judge:*")
+
+
+def test_an_unreachable_redis_is_a_warning_on_every_grade_that_skipped_it(llm_server, tmp_path,  # noqa: F811
+                                                                          monkeypatch):
+    """No server on the cache's port: every verdict is asked of the judge, and every run graded while the
+    cache was skipped says so, in the report and on the terminal."""
+    pytest.importorskip("redis", reason="the redis client is not installed (pip install 'judge-drift[redis]')")
+    monkeypatch.setenv("JUDGE_REDIS_KEY", "sk-test-not-a-secret")
+    monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    port = free_port()
+    config = llm_judge_config(tmp_path / "judge.toml", model="openai/judge-redis-down", api_base=llm_server.api_base,
+                              key_env="JUDGE_REDIS_KEY", timeout_s=5, backoff_s=0.01,
+                              cache=f"redis://:hunter2@127.0.0.1:{port}/0")
+    out = tmp_path / "report.json"
+    result = runner.invoke(app, ["grade", "docs/tour/scenario.yaml", "docs/tour/clean.jsonl", "docs/tour/drift.jsonl",
+                                 "--config", str(config), "--json", str(out), "--no-log"], env={"COLUMNS": "300"})
+    assert result.exit_code in (0, 1), result.output
+    runs = json.loads(out.read_text())["runs"]
+    assert len(runs) == 2 and all(run["cost"]["judge_calls"] > 0 for run in runs)
+    for run in runs:
+        [warning] = [w for w in run["warnings"] if "Redis" in w]
+        assert f"redis://127.0.0.1:{port}/0" in warning and "could not be reached" in warning
+        assert "hunter2" not in warning  # the URL's password is never shown
+    assert result.output.count(f"warning: the Redis verdict cache redis://127.0.0.1:{port}/0") == 2

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from judge.errors import JudgeInputError
+from judge.errors import ConfigError, JudgeInputError
 from judge.suite import exit_code, grade_suite, load_manifest
 from judge.suite.result import clopper_pearson, compare
 
@@ -302,8 +302,9 @@ def test_cli_default_judge_is_the_configured_default(tmp_path):
     config.write_text('[tool.judge]\ndefault = "mine"\n')
     assert _default_judge(None, config) == "mine"
     assert _default_judge("none", config) is None and _default_judge("gpt", config) == "gpt"
-    (tmp_path / "empty.toml").write_text("")
-    assert _default_judge(None, tmp_path / "empty.toml") == "local"
+    (tmp_path / "empty.toml").write_text("")  # a --config file without [tool.judge] is the wrong file
+    with pytest.raises(ConfigError, match=r"no \[tool.judge\] table"):
+        _default_judge(None, tmp_path / "empty.toml")
 
 
 def test_example_runs_are_what_the_generator_writes(tmp_path):

@@ -3,7 +3,9 @@
 A rule whose `tool` (or argument) matches no tool (or argument) the traces called or the toolkit
 declares never fires, and its key grades as if the agent had behaved: `tool: issue-refund` when the
 tool is `issue_refund`, `arg: orderid` when the argument is `order_id`. Given traces or
-`--tools`, each such target is a warning naming the nearest known name (difflib). Which names a
+`--tools`, each such target is a warning naming the nearest known name (difflib); with or without them, a
+tool the scenario's own `script.toolkit` lacks is too, and so is a near miss of a name its fixtures or
+`tools` lists declare (judge.checks.tool_names: the same but for case, or difflib-close). Which names a
 rule targets is its spec's `targets` (judge.checks.spec). Also warned: a rule that needs a declared
 toolkit (its spec's `needs_toolkit`) when neither `--tools` nor a trace header declares one, and a
 trace whose header names a session its turns are not in.
@@ -23,9 +25,10 @@ from typing import Any
 from judge.checks.matching import tool_is
 from judge.checks.registry import specs
 from judge.checks.spec import Target
+from judge.checks.tool_names import GLOB, near_miss
 from judge.ledger import ExpectedLedger, LintIssue, dotted, line_of
 from judge.trace import TraceReader
-from judge.trace.toolkit import MAX_ARGUMENT_PATHS, Toolkit, header_toolkit
+from judge.trace.toolkit import MAX_ARGUMENT_PATHS, Toolkit, header_toolkit, toolkit_of
 
 MAX_TOOLS = 10_000
 """Distinct tool names kept from the traces at most (a hostile trace cannot grow the lint without bound)."""
@@ -139,6 +142,33 @@ def _target_problem(target: Target, known: Known, where: str) -> str | None:
     return f"argument {target.name!r} matches no argument of {of} in {where} ({_nearest(target.name, names)})"
 
 
+def scenario_tools(scenario: Any) -> tuple[Toolkit | None, set[str]]:
+    """What the scenario itself declares of the agent's tools: its script's `toolkit` (all of them),
+    and the names its fixtures and its rules' `tools` lists give (some of them; globs left out)."""
+    script = scenario.script
+    kit = toolkit_of(script.toolkit, "the scenario's script toolkit") if script and script.toolkit else None
+    names = set(script.tool_names()) if script is not None else set()
+    for rule in scenario.rules:
+        listed = getattr(rule, "tools", None)
+        if isinstance(listed, list):
+            names.update(t for t in listed if isinstance(t, str))
+    return kit, {n for n in names if not any(c in n for c in GLOB)}
+
+
+def _declared_problem(tool: str, kit: Toolkit | None, names: set[str]) -> str | None:
+    """A rule's tool against the scenario's own declarations: any miss of its script toolkit, and a
+    near miss (judge.checks.tool_names) of the other names it declares."""
+    if kit is not None and not any(tool_is(name, tool) for name in kit.names):
+        return f"tool {tool!r} matches no tool in {kit.origin} ({_nearest(tool, kit.names)})"
+    found = near_miss(tool, names | set(kit.names if kit is not None else ()))
+    if found is None:
+        return None
+    near, how = found
+    differs = "only in case" if how == "case" else "in spelling"
+    return (f"tool {tool!r} matches no tool the scenario declares (its fixtures and `tools` lists) but differs "
+            f"from {near!r} {differs} (nearest: {near!r}; tool names match as written)")
+
+
 Warn = Callable[[str, tuple[Any, ...]], None]
 """Adds one lint warning: (message, the location of the rule field it is about)."""
 
@@ -157,17 +187,18 @@ def lint_targets(ledger: ExpectedLedger, traces: Iterable[str | Path] = (), tool
         issues.append(LintIssue("warning", message, dotted(loc), line_of(lines, loc)))
 
     registered = specs()
+    own_kit, own_names = scenario_tools(ledger.scenario)
     for i, rule in enumerate(ledger.scenario.rules):
         spec = registered.get(rule.check)
         if spec is None or rule.key not in ledger:
             continue
-        if known is not None:
-            where = " or ".join(known.sources)
-            for target in spec.targets(rule):
-                problem = _target_problem(target, known, where)
-                if problem:
-                    warn(f"{problem}: the rule never fires on it, and its key grades as if the agent complied",
-                         ("rules", i, *target.loc))
+        for target in spec.targets(rule):
+            problem = _target_problem(target, known, " or ".join(known.sources)) if known is not None else None
+            if problem is None and target.kind == "tool":
+                problem = _declared_problem(target.name, own_kit, own_names)
+            if problem:
+                warn(f"{problem}: the rule never fires on it, and its key grades as if the agent complied",
+                     ("rules", i, *target.loc))
         if spec.needs_toolkit is not None and spec.needs_toolkit(rule) and toolkit is None:
             _toolkit_warning(traces, known, warn, ("rules", i, "check"))
     if known is not None:

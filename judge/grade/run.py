@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judge.checks import RuleSet, leak_kinds
+from judge.checks.tool_names import grade_warnings as tool_name_warnings
 from judge.grade.consult import consulted_only_when_needed, judge_needed
 from judge.grade.divergence import first_divergence, first_veto
 from judge.grade.findings import answer_errors, checkpoint_report, window_keys
@@ -46,7 +47,8 @@ from judge.trace.toolkit import Toolkit
 LeakWhere = Literal["assistant", "tool-call", "summary", "state-write"]  # judge.model.Leak.where
 LEAK_WHERE: tuple[LeakWhere, ...] = ("assistant", "tool-call", "summary", "state-write")
 UNGUARDED = {"flagged": "a judge that is not binding flagged it; a person decides",
-             "judge-error": "the judge gave no verdict on it"}
+             "judge-error": "the judge gave no verdict on it",
+             "unassessed": "the judge could not assess it"}
 
 
 def _ledger_rows(ledger: ExpectedLedger, turn: int) -> tuple[LedgerRow, ...]:
@@ -171,7 +173,9 @@ def request_usage(after_turn: int, calls: Iterable[dict[str, Any]]) -> list[Requ
     """The requests a judge sent for one checkpoint (cached calls sent none), from its call records."""
     return [RequestUsage(after_turn=after_turn, part=c.get("part", 1), sample=c.get("sample", 0),
                          attempts=c.get("attempts", 0), estimated_tokens=c.get("estimated_tokens", 0),
-                         input_tokens=c.get("input_tokens", 0), output_tokens=c.get("output_tokens", 0))
+                         input_tokens=c.get("input_tokens", 0), output_tokens=c.get("output_tokens", 0),
+                         form=c.get("form"), refused_forms=c.get("refused", []),
+                         answer_errors=c.get("answer_errors", []))
             for c in calls if not c.get("cached") and c.get("attempts")]
 
 
@@ -206,9 +210,12 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
     warnings = [f"safety-critical key {f.key!r} has no rule: " + UNGUARDED.get(f.verdict, "the judge alone decided it")
                 for f in findings if f.unguarded]
     warnings += [f"safety-critical key {f.key!r} has no rule and no judge looked at it"
-                 for f in findings if f.verdict == "unassessed" and f.sensitivity == "safety-critical"]
+                 for f in findings if f.verdict == "unassessed" and f.sensitivity == "safety-critical"
+                 and f.source != "judge"]
     warnings += rules.unchecked_warnings()
     warnings += rules.rule_notes()
+    declared = rules.toolkit.names if rules.toolkit is not None else []
+    warnings += tool_name_warnings(rules.ids, rules.rules, rules.specs, [*reader.calls.tools(), *declared])
     report = RunReport(
         run_id=reader.header.run_id, scenario=ledger.scenario.id, trace=name or reader.name,
         passed=False, outcome="fail", eligible_for_release=False, quality_score=score,

@@ -121,10 +121,19 @@ class GradeSession:
         """Grade one trace (a path, or parsed lines), apply the calibration policy and settle its outcome,
         once. `inputs`: the run's `provenance.inputs` as given; else with `digest` the trace file's
         sha256, computed while reading it, beside `scenario`."""
+        skipped = None
+        if self.judge is not None:  # (a deterministic grade imports nothing of judge.judges)
+            from judge.judges.redis_cache import skipped_calls
+
+            skipped = skipped_calls()
         with using_store(self.similarity_store):
             run = assess_trace(ledger, source, judge=self.judge, name=name, binding=self.binding, digest=digest,
                                fingerprint=self.judge_print, scenario=scenario, toolkit=self.toolkit,
                                inputs=None if inputs is None else Inputs.model_validate(inputs))
+        if skipped is not None:  # a shared cache that could not be reached: said on every run that went without
+            from judge.judges.redis_cache import skip_warnings
+
+            run.warnings += skip_warnings(skipped)
         if self._calibration.record is not None:
             apply_record(run, self._calibration.record)
         if warn_stale and (stale := self.stale_warning()) is not None:  # (None: no stale reasons)

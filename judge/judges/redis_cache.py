@@ -7,8 +7,10 @@ machine keeps using the SQLite file (`cache = true`): it needs no server.
 
 As with SQLite, a verdict never fails for the cache: an unreadable entry is a miss, a write that
 fails returns False, and a server that cannot be reached is a miss for the rest of the process (one
-connection attempt, `CONNECT_TIMEOUT_S`, not one per call). The Python client is the optional
-`redis` extra (`pip install 'judge[redis]'`); without it a Redis cache is a ConfigError. Each
+connection attempt, `CONNECT_TIMEOUT_S`, not one per call), never silently: every lookup and write
+skipped is counted (`skipped_calls`), and each run graded while one was skipped carries a warning
+naming the cache (`skip_warnings`, read by judge.grade.session). The Python client is the optional
+`redis` extra (`pip install 'judge-drift[redis]'`); without it a Redis cache is a ConfigError. Each
 process opens its own connection pool (a pool must not cross a fork).
 """
 
@@ -26,6 +28,25 @@ from judge.judges.cache import VerdictCache, canonical_json
 CONNECT_TIMEOUT_S = 3.0
 SOCKET_TIMEOUT_S = 10.0
 KEY_PREFIX = "judge"
+
+# Lookups and writes skipped in this process, by cache (its URL without credentials), and why the
+# server could not be reached: a grade compares the counts before and after each run, so that every
+# run that went without the cache says so, whichever judge or audit held it.
+_SKIPPED: dict[str, int] = {}
+_WHY: dict[str, str] = {}
+
+
+def skipped_calls() -> dict[str, int]:
+    """How many lookups and writes each Redis cache of this process skipped, so far (by shown URL)."""
+    return dict(_SKIPPED)
+
+
+def skip_warnings(before: dict[str, int]) -> list[str]:
+    """A warning for each Redis cache that skipped lookups or writes since `before` (skipped_calls())."""
+    return [f"the Redis verdict cache {where} could not be reached ({_WHY.get(where, 'unreachable')}): "
+            f"{count - before.get(where, 0)} cache lookup(s) and write(s) skipped, so every verdict was asked "
+            "of the judge and none was kept for the next grade"
+            for where, count in _SKIPPED.items() if count > before.get(where, 0)]
 
 
 def open_cache(setting: bool | str, namespace: str) -> VerdictCache | RedisVerdictCache | None:
@@ -48,7 +69,7 @@ class RedisVerdictCache:
         try:
             import redis  # noqa: F401 - the optional extra
         except ImportError as exc:
-            raise ConfigError("a Redis cache needs the redis client: pip install 'judge[redis]'",
+            raise ConfigError("a Redis cache needs the redis client: pip install 'judge-drift[redis]'",
                               field="cache") from exc
         self.url = url
         self.namespace = namespace
@@ -57,8 +78,14 @@ class RedisVerdictCache:
         self._broken = False  # the server could not be reached: every lookup is a miss
 
     def __repr__(self) -> str:  # the URL may carry a password: never shown
+        return f"RedisVerdictCache({self.shown}, {self.namespace!r})"
+
+    @property
+    def shown(self) -> str:
+        """The URL without its credentials (`redis://HOST:PORT/DB`)."""
         parts = urlsplit(self.url)
-        return f"RedisVerdictCache({parts.scheme}://{parts.hostname or ''}:{parts.port or ''}, {self.namespace!r})"
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
 
     def redis_key(self, key: str) -> str:
         """Where the entry `key` of this namespace lives on the server."""
@@ -90,14 +117,18 @@ class RedisVerdictCache:
 
         client = self._connection()
         if client is None:
-            return None
+            return self._skipped()
         try:
             return getattr(client, method)(*args)
-        except (redis.ConnectionError, redis.TimeoutError):
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
             self._broken = True
-            return None
+            _WHY[self.shown] = (str(exc).strip() or type(exc).__name__)[:160]
+            return self._skipped()
         except redis.RedisError:
             return None
+
+    def _skipped(self) -> None:
+        _SKIPPED[self.shown] = _SKIPPED.get(self.shown, 0) + 1
 
     def _connection(self) -> Any:
         if self._broken:

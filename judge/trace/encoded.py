@@ -31,6 +31,7 @@ _CLASS = bytes(0x62 if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "+/_-
 _SIXTEEN = b"b" * 16
 _RUN_END = re.compile(rb"b*").match
 JWT = re.compile(r"e[yw](?<![A-Za-z0-9_-]e[yw])[A-Za-z0-9_-]{2,}+\.[A-Za-z0-9_-]{2,}+\.[A-Za-z0-9_-]*+")
+JWT_PAIR = re.compile(r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{2,}+\.[A-Za-z0-9_-]{2,}+(?![.A-Za-z0-9_-])")
 _URLSAFE = bytes.maketrans(b"-_", b"+/")
 
 
@@ -98,12 +99,23 @@ def encoded_spans(text: str, depth: int, detect: Callable[[str, int], list[Span]
 
 
 def jwt_spans(text: str) -> Iterator[Span]:
-    """Three base64url segments whose first decodes to a JSON object."""
+    """Three base64url segments whose first decodes to a JSON object; or two, `eyJ` first, both
+    decoding to one (an unsigned token without its last dot, as detect-secrets flags it)."""
     if "." not in text or ("ey" not in text and "ew" not in text):
         return
     for match in JWT.finditer(text):
         header = match.group().split(".", 1)[0]
-        cut = len(header) - len(header) % 4 if len(header) % 4 == 1 else len(header)
-        data = _b64(header[:cut])
-        if data is not None and data.lstrip().startswith(b"{"):
+        if _json_object(header):
             yield match.start(), match.end(), "jwt"
+    if "eyJ" in text:
+        for match in JWT_PAIR.finditer(text):
+            header, payload = match.group().split(".")
+            if _json_object(header) and _json_object(payload):
+                yield match.start(), match.end(), "jwt"
+
+
+def _json_object(segment: str) -> bool:
+    """Does a base64url segment decode to bytes that open a JSON object?"""
+    cut = len(segment) - len(segment) % 4 if len(segment) % 4 == 1 else len(segment)
+    data = _b64(segment[:cut])
+    return data is not None and data.lstrip().startswith(b"{")

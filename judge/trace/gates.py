@@ -17,13 +17,15 @@ from collections.abc import Iterator
 # character before, then look behind for the rest of a literal (an alternation of literals would
 # be tried at every position instead).
 TRIGGER = re.compile(
-    r"[JNEAS\\+_-](?:"
+    r"[JNEASR\\+_-](?:"
     r"(?<=[abekoprst]-)(?:(?<=sk-)[A-Za-z0-9_-]{16}|(?<=xox[abposre]-)|(?<=xapp-)|(?<=glpat-)|(?<=gldt-)|(?<=glrt-)"
-    r"|(?<=glft-)|(?<=glsoat-)|(?<=glcbt-)|(?<=glimt-)|(?<=sq0csp-)|(?<=sq0atp-))"
+    r"|(?<=glft-)|(?<=glsoat-)|(?<=glcbt-)|(?<=glimt-)|(?<=glptt-)|(?<=glagent-)|(?<=gloas-)|(?<=sq0csp-)"
+    r"|(?<=sq0atp-))"
     r"|(?<=[kpousrtcfm]_)(?:(?<=[sr]k_)(?:live|test)_|(?<=github_pat_)|(?<=gh[pousr]_)|(?<=whsec_)"
     r"|(?<=hf_)[A-Za-z0-9]{30}|(?<=npm_)[A-Za-z0-9]{36})"
-    r"|(?<=eyJ)|(?<=-----BEGIN)|(?<=pypi-AgE)|(?<=\\)u|(?<=\+)\d"
-    r"|(?<=A)(?:KIA|SIA|BIA|CCA|3T|C[0-9a-f]{32}|Iza|ccountKey=)|(?<=S)(?:K[0-9a-f]{32}|G\.[\w-]{22}\.))"
+    r"|(?<=eyJ)|(?<=-----BEGIN)|(?<=pypi-AgE)|(?<=\\)u|(?<=\+)\d|(?<=GR)1348941"
+    r"|(?<=A)(?:KIA|SIA|BIA|CCA|3T|C[0-9a-z]{32}|Iza|ccountKey=|KC[A-Za-z0-9]{10}|P[0-9A-F][A-Za-z0-9]{8})"
+    r"|(?<=S)(?:K[0-9a-z]{32}|G\.[\w-]{22}\.))"
 ).search
 # One table lookup per byte (in C) maps a text to classes. DIGIT_CLASS: digits and the number
 # separators ` .()/-` `0` (every byte of a non-ASCII character too: `\d` takes non-ASCII digits),

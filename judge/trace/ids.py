@@ -157,6 +157,10 @@ class CallTable:
     def __contains__(self, call_id: str) -> bool:
         return self.get(call_id) is not None
 
+    def tools(self) -> set[str]:
+        """Every tool name a call id was mapped to."""
+        return {*self._tools[1:], *self._other.values()}
+
     def add(self, call_id: str, tool: str) -> bool:
         """Map a new call id to its tool; False (and nothing changed) when the id is known."""
         if self.get(call_id) is not None:

@@ -24,6 +24,13 @@ from judge.model import EVENT_KINDS, Event, RunHeader, ToolCallEvent, ToolResult
 from judge.model.limits import MAX_LINE_BYTES, DepthError, depth_message
 from judge.model.scenario import grades_traces_of
 from judge.trace.blocks import CLEAN, SLOW, BlockReader, checked_items
+from judge.trace.duplicates import (
+    DuplicateKey,
+    duplicate_path,
+    keys_may_repeat,
+    refuse_duplicates,
+    repeated_message,
+)
 from judge.trace.ids import PLAIN_LIMIT, CallTable, IdSet
 from judge.trace.normal import folded_text
 from judge.trace.records import DECODE, DECODE_ID, DecodeError, ToolCallRecord, ToolResultRecord, from_model
@@ -136,7 +143,10 @@ class TraceReader:
         if not raw or raw.isspace():
             return None
         try:
-            record = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
+            record = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float,
+                                object_pairs_hook=refuse_duplicates)
+        except DuplicateKey as repeated:  # (a name of its own: mypyc types each `as` name once)
+            raise self._error(lineno, duplicate_path(raw) or repeated.key, repeated_message(repeated.key)) from None
         except json.JSONDecodeError as exc:
             raise self._error(lineno, None, f"not a JSON object: {exc.msg} at column {exc.colno}") from None
         except RecursionError:
@@ -146,6 +156,12 @@ class TraceReader:
         if not isinstance(record, dict):
             raise self._error(lineno, None, "not a JSON object")
         return record
+
+    def _refuse_repeated(self, lineno: int, raw: str | bytes) -> None:
+        """Raise the error naming a repeated key of the line, if one repeats (judge.trace.duplicates)."""
+        path = duplicate_path(raw)
+        if path is not None:
+            raise self._error(lineno, path, repeated_message(path.rsplit(".", 1)[-1]))
 
     def __iter__(self) -> Iterator[Event]:
         """The events, as pydantic models."""
@@ -177,6 +193,9 @@ class TraceReader:
                     event = decode(raw)
                 except refused:
                     pass
+                else:  # JSON decoders keep the last of a repeated key: a cheap count says it has none
+                    if keys_may_repeat(raw, event if as_records else from_model(event)):
+                        self._refuse_repeated(lineno, raw)
             if event is None:
                 event = self._validated(lineno, raw, flag, not as_records and flag == CLEAN)
                 if event is None:
@@ -253,9 +272,13 @@ class TraceReader:
         path (`_event`: `redactor` the reader's own unless given; `hooked`: the raw hook sees the line)."""
         if flag != SLOW and not tried:
             try:
-                return _VALIDATE_JSON(raw)
+                event = _VALIDATE_JSON(raw)
             except ValidationError:
                 pass
+            else:
+                if keys_may_repeat(raw, from_model(event)):
+                    self._refuse_repeated(lineno, raw)
+                return event
         return self._event(lineno, raw, flag != SLOW, redactor=redactor, hooked=hooked)
 
     def _event(self, lineno: int, raw: Any, tried_fast: bool | None = None, *, redactor: Redactor | None = None,
@@ -269,9 +292,13 @@ class TraceReader:
         if tried_fast is None and isinstance(raw, str) and raw.strip() and not redactor.line_needs_redaction(raw):
             # Fast path: nothing to redact, let pydantic parse the JSON itself.
             try:
-                return _EVENT.validate_json(raw)
+                event = _EVENT.validate_json(raw)
             except ValidationError:
                 pass  # fall through for a precise message
+            else:
+                if keys_may_repeat(raw, from_model(event)):
+                    self._refuse_repeated(lineno, raw)
+                return event
         record = self._parse(lineno, raw)
         if record is None:
             return None

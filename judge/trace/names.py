@@ -60,3 +60,16 @@ def is_secret_name(name: str, counting: bool = True) -> bool:
         return True
     joined = "".join(words)
     return any(part in joined for part in SECRET_PARTS)
+
+
+PIN_ENDINGS = (("pin",), ("pin", "code"), ("pin", "number"), ("pincode",))
+
+
+@lru_cache(maxsize=8192)
+def is_pin_name(name: str) -> bool:
+    """Does `name` end in a PIN (`pin`, `card_pin`, `pinCode`, `PIN number`)? Its value is redacted
+    only when it is 4-8 digits (judge.trace.redact): `"pin": true` and a map's `pin` stay."""
+    if len(name) > 200 or "pin" not in name.lower():
+        return False
+    words = tuple(w.casefold() for w in _WORDS.findall(name))
+    return any(words[-len(end):] == end for end in PIN_ENDINGS)

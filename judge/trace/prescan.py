@@ -27,7 +27,10 @@ Each branch of `PATTERN` is the byte-level superset of one test of the line func
   character whose lowercase is that ASCII letter: `ſ` is an `s`, the Kelvin sign a `k`);
 - a secret-name hint followed by what `_named_here` needs after it: word characters then quotes,
   spaces or escapes then `=` or `:` (an assignment), or the end of its JSON string then `:` (a key);
-- an IBAN's shape; nine digits with number separators between them (every number shape has 9).
+- an IBAN's shape; nine digits with number separators between them (every number shape has 9);
+- the literals and shapes of judge.trace.providers (`PRIVATE KEY`, `hooks.slack.com`, a Mailchimp
+  key's `-us`, a Discord token's dots, a Telegram token's colon) and a secret noun of
+  judge.trace.prose followed by `is`/`was` (after spaces or `\\t` escapes) or by `:`/`=`.
 
 Where the exact test bounds a distance (80 characters, 200), the branch does not: it may find more,
 never less. Non-ASCII characters stand in for Python's Unicode `\\w` and `\\s` here (RE2's are ASCII),
@@ -38,6 +41,8 @@ A lone surrogate cannot be in UTF-8: lines given as text are checked for one apa
 from __future__ import annotations
 
 import re2
+
+from judge.trace.prose import KEY_QUALIFIERS, NOUNS
 
 # Characters c with judge.trace.gates.lower(c) == the ASCII letter (tests/test_prescan.py recomputes
 # these over every code point): the ASCII pair, and the four folds of judge.trace.gates.FOLDS.
@@ -61,10 +66,11 @@ def _alternation(*words: str) -> str:
 
 # judge.trace.gates.TRIGGER, literal by literal (it is case-sensitive).
 _TRIGGER = (
-    r"sk-[A-Za-z0-9_-]{16}|xox[abposre]-|xapp-|glpat-|gldt-|glrt-|glft-|glsoat-|glcbt-|glimt-|sq0csp-|sq0atp-"
-    r"|[sr]k_(?:live|test)_|github_pat_|gh[pousr]_|whsec_|hf_[A-Za-z0-9]{30}|npm_[A-Za-z0-9]{36}"
-    r"|eyJ|-----BEGIN|pypi-AgE|\\u|\+\p{Nd}"
-    r"|A(?:KIA|SIA|BIA|CCA|3T|C[0-9a-f]{32}|Iza|ccountKey=)|S(?:K[0-9a-f]{32}|G\.)"
+    r"sk-[A-Za-z0-9_-]{16}|xox[abposre]-|xapp-|glpat-|gldt-|glrt-|glft-|glsoat-|glcbt-|glimt-|glptt-|glagent-|gloas-"
+    r"|sq0csp-|sq0atp-|[sr]k_(?:live|test)_|github_pat_|gh[pousr]_|whsec_|hf_[A-Za-z0-9]{30}|npm_[A-Za-z0-9]{36}"
+    r"|eyJ|-----BEGIN|pypi-AgE|\\u|\+\p{Nd}|GR1348941"
+    r"|A(?:KIA|SIA|BIA|CCA|3T|C[0-9a-z]{32}|Iza|ccountKey=|KC[A-Za-z0-9]{10}|P[0-9A-F][A-Za-z0-9]{8})"
+    r"|S(?:K[0-9a-z]{32}|G\.)"
 )
 # judge.trace.gates.hint_spans: the words, `pass` qualified, `key` qualified.
 _HINT = "(?:" + "|".join([
@@ -79,8 +85,20 @@ _SPACE = r"[\t\x0b\x0c\r\x1c-\x1f ]|[^\x00-\x7f]"  # Python's `\s` but the line 
 # precheck._AFTER (`name = ...`, `token: ...`), then precheck._json_key (`"...token...": ...`).
 _NAMED = (_HINT + r"(?:(?:" + _WORD + r")*(?:\\[^\n]|[\"' \t])*[:=]"
           + r"|(?:[^\"\\\n]|\\[^\n])*\"(?:" + _SPACE + r")*:)")
+# judge.trace.precheck._provider_in (literals and shapes; a Mailchimp key by its `-us` and digit alone:
+# counting the 32 characters before it made the whole automaton ~40% slower on the benchmark trace)
+# and _PROSE_SHAPE (a secret noun of judge.trace.prose, then `is`/`was` or `:`/`=`).
+_PROVIDERS = (r"PRIVATE KEY|PuTTY-User-Key-File-|hooks\.slack\.com|" + folded("softlayer.com")
+              + r"|-us[0-9]|\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}|[0-9]{8}:[A-Za-z0-9_-]{35}")
+_NOUN = "(?:" + "|".join([*(folded(w) for w in NOUNS), folded("pin") + "(?:[ _-]?(?:" + folded("code") + "|"
+                          + folded("number") + "))?",
+                          *(folded(q) + "[ _-]?" + folded("key") for q in KEY_QUALIFIERS)]) + ")"
+_PROSE = (_NOUN + r"(?:(?:\\t|[\t ])+" + _alternation("is", "was", "are", "were")
+          + r"|(?:\\[^\n]|[\"' \t])*[:=])")
 _BRANCHES = [
     _TRIGGER,
+    _PROVIDERS,
+    _PROSE,
     "@",
     _alternation("bearer", "basic", "aws"),
     _NAMED,

@@ -23,7 +23,7 @@ from typing import Any
 from judge.model.limits import MAX_DEPTH, DepthError
 from judge.trace.detect import spans
 from judge.trace.hidden import HiddenValues
-from judge.trace.names import is_secret_name
+from judge.trace.names import is_pin_name, is_secret_name
 from judge.trace.numbers import luhn_ok
 from judge.trace.precheck import SURROGATE, line_needs_redaction, lines_needing_redaction
 
@@ -130,7 +130,13 @@ class Redactor:
 def _is_secret_field(key: str, value: Any) -> bool:
     if value is None or isinstance(value, bool) or value == "" or value == [] or value == {}:
         return False
-    return is_secret_name(key)
+    return is_secret_name(key) or (is_pin_name(key) and _pin_like(value))
+
+
+def _pin_like(value: Any) -> bool:
+    """4-8 digits, as a string or an integer: what a PIN field holds when it holds a PIN."""
+    text = str(value) if type(value) is int and value >= 0 else value
+    return isinstance(text, str) and 4 <= len(text) <= 8 and text.isascii() and text.isdigit()
 
 
 # Fields that pair events up or order them: redacted as ids (stable), never as text.

@@ -2,9 +2,11 @@
 
 `VALUES`: (kind, the text planted, the secret part that must never be seen again). `FIELD_VALUES`:
 values that are secret only by the name of their field (`db_password`), planted as that field.
-`planted_trace` writes each value into every string field an event or the run header has, as a
-dict key, nested in lists and objects, inside JSON held in a string and inside JSON held in a
-string held in a string (escaped twice), so a test can grade it and look for the secrets anywhere.
+`KEPT`: texts that look like some of them and must survive (a snapshot ref with `@`, prose about a
+password). `planted_trace` writes each value into every string field an event or the run header
+has, as a dict key, nested in lists and objects, inside JSON held in a string and inside JSON held
+in a string held in a string (escaped twice), so a test can grade it and look for the secrets
+anywhere; it holds the kept texts too.
 """
 
 from __future__ import annotations
@@ -66,7 +68,40 @@ VALUES: list[tuple[str, str, str]] = [
     ("es_dni", "DNI 12345678Z", "12345678Z"),
     ("gb_nhs", "NHS number 943 476 5919", "943 476 5919"),
     ("br_cpf", "CPF 123.456.789-09", "123.456.789-09"),
+    # issue 39: a quoted secret after an unquoted one on the same line, in each separator's form
+    ("assign_semicolon", 'env DB_PASSWORD=x1; API_TOKEN="Pl4ntTok-semi39"', "Pl4ntTok-semi39"),
+    ("assign_comma", 'ini password = x1, api_token = "Pl4ntTok-comma39"', "Pl4ntTok-comma39"),
+    ("assign_space", 'run PGPASSWORD=x1 API_TOKEN="Pl4ntTok-space39" psql', "Pl4ntTok-space39"),
+    ("assign_amp", 'query db_password=x1&api_token="Pl4ntTok-amp39"', "Pl4ntTok-amp39"),
+    ("assign_jsonish", "cfg {db_password: x1, api_token: 'Pl4ntTok-js39'} ok", "Pl4ntTok-js39"),
+    # quoted values with their escapes: YAML's `''`, a backslash before a double quote
+    ("yaml_single_quote", "password: 'it''s-Pl4nted-yaml39' ok", "s-Pl4nted-yaml39"),
+    ("double_quote_escape", 'password: "it\\"s-Pl4nted-dq39" ok', "s-Pl4nted-dq39"),
+    # what detect-secrets' plugins flag (slack, mailchimp, discord, telegram_token, gitlab_token,
+    # artifactory, twilio, private_key, basic_auth, jwt)
+    ("slack_webhook", "hook https://hooks.slack.com/services/T0PLANT39/B0PLANT39/Pl4ntedWebhookSecret39",
+     "T0PLANT39/B0PLANT39/Pl4ntedWebhookSecret39"),
+    ("mailchimp", "mc 0f3e5a9c1b7d2e4f6a8c0b1d3e5f7a39-us12 ok", "0f3e5a9c1b7d2e4f6a8c0b1d3e5f7a39-us12"),
+    ("discord_bot", "bot MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kP39", "ZnCjm1XVW7vRze4b7Cq4se7kP39"),
+    ("telegram_bot", "tg 555666777:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsP39", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsP39"),
+    ("gitlab_runner", "runner GR1348941Pl4ntedRunnerToken39xyz", "GR1348941Pl4ntedRunnerToken39xyz"),
+    ("artifactory", "artifactory AKCp8Pl4ntedArtifactoryKey39", "AKCp8Pl4ntedArtifactoryKey39"),
+    ("twilio_sid", "sid ACpl4ntedtwilio39abcdefghijklmnopq ok", "ACpl4ntedtwilio39abcdefghijklmnopq"),
+    ("putty_key", "PuTTY-User-Key-File-2: ssh-rsa\nPrivate-Lines: 1\nAAAAgQDPl4ntedPuttyBody39\nPrivate-MAC: 8f3a",
+     "AAAAgQDPl4ntedPuttyBody39"),
+    ("url_at_password", "db postgres://admin:p@ss-Pl4nted39@db.example.com/app", "ss-Pl4nted39"),
+    ("jwt_two_part", "jwt eyJhbGciOiJub25lIn0.eyJzdWIiOiJwbGFudGVkMzkifQ ok", "eyJzdWIiOiJwbGFudGVkMzkifQ"),
+    # secrets said in prose
+    ("prose_password", "fyi the db password is hunter2xyz39", "hunter2xyz39"),
+    ("prose_pin", "my pin is 4921", "pin is 4921"),
+    ("prose_passcode", "passcode: 8817-Pl4nted", "8817-Pl4nted"),
+    ("prose_api_key", "the api key is k3y-Pl4nted-39", "k3y-Pl4nted-39"),
 ]
+# issue 39: what must NOT be redacted (references with `@`, prose about a password that holds none):
+# each is evidence a check or a judge may need.
+KEPT = ["registry.example.com/app@sha256:9f86d081884c7d659a2feaa0c55ad015", "pkg@1.2.3",
+        "git@github.com:org/repo.git", "snapshot-2024@prod", "actions/checkout@v4", "the password is required",
+        "the password is wrong", "the pin is on the map"]
 # Declared by SCENARIO's no-leak rule: redacted (kind no_leak) wherever the trace is shown or sent.
 NO_LEAK_VALUE = "Globex Tenant 4471"
 # Secret by their field's name only: {name: value} planted as a field (any type of value).
@@ -77,6 +112,7 @@ FIELD_VALUES: list[tuple[str, Any, str]] = [
     ("password", ["pw-list-planted-a", "pw-list-planted-b"], "pw-list-planted-a"),
     ("apiToken", {"inner": "nested-token-planted"}, "nested-token-planted"),
     ("clientSecret", 987654321123, "987654321123"),
+    ("pin_code", "80491", "80491"),  # issue 39: a PIN field holding 4-8 digits
 ]
 CARD_NUMBER = 4111111111111111  # a card as a JSON number
 SECRETS = [secret for _, _, secret in VALUES] + [secret for _, _, secret in FIELD_VALUES] + [str(CARD_NUMBER),
@@ -122,6 +158,8 @@ def planted_trace(scenario: str) -> list[dict[str, Any]]:
         {"id": f"e{n + 3}", "turn": 2, "kind": "assistant", "text": "Done: " + json.dumps({"log": prose})},
         {"id": f"e{n + 4}", "turn": 2, "kind": "assistant",
          "text": f"Also: {NO_LEAK_VALUE} asked the same (mail jane.planted@example.com)."},
+        {"id": f"e{n + 5}", "turn": 2, "kind": "snapshot", "ref": KEPT[0], "phase": "after"},
+        {"id": f"e{n + 6}", "turn": 2, "kind": "assistant", "text": "Kept: " + " | ".join(KEPT)},
     ]
     return [header, *events]
 

@@ -1,12 +1,13 @@
 """The agents `judge run` drives, one step at a time: messages in, a Reply out (judge.suite.drive.actions).
 
 `--agent` names one of three kinds:
-- a **command** (`python examples/agents/agent.py`): run once per step in a process group of its
-  own, the JSON messages on stdin, the action on stdout (the adapter protocol of `judge continue`);
-  on a timeout or Ctrl-C the whole group is killed, and so is anything it left running after it
-  answered. It also finds in its environment JUDGE_TOOLS_FILE (a JSON file of the tools it is
-  given, OpenAI function schemas), JUDGE_RUN_SEED, JUDGE_RUN_ID, JUDGE_TURN and JUDGE_RUN_MODE
-  (`record`: run the tools yourself and report their results; `replay`: judge answers them);
+- a **command** (`python examples/agents/agent.py`): run once per step in a session (and process
+  group) of its own, the JSON messages on stdin, the action on stdout (the adapter protocol of
+  `judge continue`); when it answers, times out or meets Ctrl-C its whole group is killed, and so is
+  any process it left behind that still holds its output (a `setsid` child: judge.suite.drive.child).
+  It also finds in its environment JUDGE_TOOLS_FILE (a JSON file of the tools it is given, OpenAI
+  function schemas), JUDGE_RUN_SEED, JUDGE_RUN_ID, JUDGE_TURN and JUDGE_RUN_MODE (`record`: run the
+  tools yourself and report their results; `replay`: judge answers them);
 - a **Python entry point** `module:function` or `path/to/file.py:function`: called in this process
   with the messages (and `context=`, the same facts as a dict, when it takes a `context` argument);
   a call that does not return within the timeout makes the run inconclusive (the thread is left
@@ -24,7 +25,6 @@ import json
 import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
 import threading
@@ -35,6 +35,7 @@ from typing import Any
 
 from judge.errors import UsageError
 from judge.suite.drive.actions import MAX_ANSWER_BYTES, AgentFailure, Reply, parse_reply
+from judge.suite.drive.child import exchange
 
 ENTRY_POINT = re.compile(r"^(?P<module>[A-Za-z_][\w.]*|[^\s:]+\.py):(?P<function>[A-Za-z_]\w*)$")
 
@@ -79,83 +80,29 @@ class CommandAgent:
             raise AgentFailure(f"agent command not found: {self.argv[0]!r}") from None
         except OSError as exc:
             raise AgentFailure(f"{shown} could not start: {exc.strerror}") from None
-        try:
-            out, err = _exchange(proc, json.dumps(messages, ensure_ascii=False).encode(), timeout)
-        except subprocess.TimeoutExpired:
-            raise AgentFailure(f"{shown} hung: no answer within {timeout:g} s (its process group was killed)") from None
-        finally:
-            _kill_group(proc)
-        if out is None:
-            raise AgentFailure(f"{shown} printed more than {MAX_ANSWER_BYTES >> 20} MiB for one action")
+        done = exchange(proc, json.dumps(messages, ensure_ascii=False).encode(), timeout, MAX_ANSWER_BYTES)
+        left = _left_behind(done.left_behind)
+        if done.timed_out:
+            raise AgentFailure(f"{shown} hung: no answer within {round(timeout, 1):g} s; it was killed with its "
+                               f"process group{left}")
+        if done.out is None:
+            raise AgentFailure(f"{shown} printed more than {MAX_ANSWER_BYTES >> 20} MiB for one action{left}")
         if proc.returncode != 0:
-            last = (err.decode("utf-8", "replace").strip().splitlines() or ["nothing on stderr"])[-1]
-            raise AgentFailure(f"{shown} crashed: exited {proc.returncode}: {last[:300]}")
-        return parse_reply(out, shown)
-
-
-def _exchange(proc: subprocess.Popen, data: bytes, timeout: float) -> tuple[bytes | None, bytes]:
-    """Write stdin, read stdout (at most MAX_ANSWER_BYTES: None beyond) and stderr (its last 64 KiB),
-    wait for the exit; TimeoutExpired past `timeout`."""
-    out: list[bytes] = []
-    err: list[bytes] = []
-    too_much = threading.Event()
-
-    def feed() -> None:
+            last = (done.err.decode("utf-8", "replace").strip().splitlines() or ["nothing on stderr"])[-1]
+            raise AgentFailure(f"{shown} crashed: exited {proc.returncode}: {last[:300]}{left}")
         try:
-            proc.stdin.write(data)  # type: ignore[union-attr]
-            proc.stdin.close()  # type: ignore[union-attr]
-        except OSError:  # the agent exited without reading: its exit code says why
-            pass
-
-    def drain(stream: Any, into: list[bytes], cap: int | None) -> None:
-        size = 0
-        for chunk in iter(lambda: stream.read(65536), b""):
-            size += len(chunk)
-            if cap is not None and size > cap:
-                too_much.set()
-                _signal_group(proc)
-                return
-            into.append(chunk)
-            if cap is None and size > 1 << 20:  # keep stderr's tail only
-                joined = b"".join(into)[-65536:]
-                into[:] = [joined]
-                size = len(joined)
-
-    threads = [threading.Thread(target=feed, daemon=True),
-               threading.Thread(target=drain, args=(proc.stdout, out, MAX_ANSWER_BYTES), daemon=True),
-               threading.Thread(target=drain, args=(proc.stderr, err, None), daemon=True)]
-    for thread in threads:
-        thread.start()
-    proc.wait(timeout=timeout)
-    for thread in threads[1:]:
-        thread.join(timeout=0.5)
-        if thread.is_alive():  # something the agent left running holds its output open: end it
-            _signal_group(proc)
-            thread.join(timeout=5)
-    return (None if too_much.is_set() else b"".join(out)), b"".join(err)
+            return parse_reply(done.out, shown)
+        except AgentFailure as failure:
+            raise AgentFailure(failure.reason + left) from None
 
 
-def _signal_group(proc: subprocess.Popen) -> None:
-    """SIGKILL to the agent's process group: it and anything it started."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the agent's process group, reap it and close its pipes."""
-    _signal_group(proc)
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignored
-        pass
-    for stream in (proc.stdin, proc.stdout, proc.stderr):
-        try:
-            if stream is not None:
-                stream.close()
-        except OSError:
-            pass
+def _left_behind(processes: list[str]) -> str:
+    """What a failure adds when the agent left processes holding its output (they were killed)."""
+    if not processes:
+        return ""
+    shown = ", ".join(processes[:3]) + (", ..." if len(processes) > 3 else "")
+    return (f"; {len(processes)} process(es) it left behind held its output open and were killed "
+            f"(pid {shown})")
 
 
 @dataclass

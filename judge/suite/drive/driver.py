@@ -111,7 +111,14 @@ class _Run:
         step = StepContext(tools=self.plan.tools, tools_file=self.plan.tools_file, seed=self.plan.seed,
                            run_id=self.plan.run_id, turn=turn, mode=self.plan.mode)
         self.outcome.steps += 1
-        return self.agent.act(messages, step, min(self.limits.timeout_s, self.remaining()))
+        budget = min(self.limits.timeout_s, self.remaining())
+        try:
+            return self.agent.act(messages, step, budget)
+        except AgentFailure as failure:
+            if budget < self.limits.timeout_s and time.monotonic() - self.started >= self.limits.deadline_s:
+                raise AgentFailure(f"the run passed its deadline of {self.limits.deadline_s:g} s while the agent "
+                                   f"was answering: {failure.reason}") from None
+            raise
 
     def write_state(self, action: DriveAction) -> None:
         for key, value in action.state.items():
