@@ -67,6 +67,11 @@ def _forms(match: re.Match[str]) -> set[str]:
     return {form for form in (_form(*c) for c in candidates) if form is not None}
 
 
+def date_spans(text: str) -> list[tuple[int, int]]:
+    """Where dates are written in `text` (start, end): "12-19 May" holds the month May, not the verb."""
+    return [match.span() for match in _DATES.finditer(text or "") if _forms(match)]
+
+
 def dates_in(text: str) -> set[str]:
     """The forms of every date written in `text`."""
     out: set[str] = set()
