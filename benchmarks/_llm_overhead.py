@@ -125,13 +125,13 @@ def run_overhead(against: Path | None, *, rounds: int | None, quick: bool, resul
                             runs.setdefault((label, name, judge), []).append(grade(code, judge, trace, config, out))
                         reports[label] = report_of(Path(tmp) / f"{label}-gpt.json", code)
                     same &= len(set(reports.values())) == 1
-                for label, script in PARTS.items():
-                    runs.setdefault(("parts", label, ""), []).append(part(ROOT, script))
                     print(f"round {n + 1} {name}: " + "; ".join(
                         f"{label} llm {runs[(label, name, 'gpt')][-1]['cpu_s']:.2f} s "
                         f"{runs[(label, name, 'gpt')][-1]['peak_mb']:.0f} MB, none "
                         f"{runs[(label, name, 'none')][-1]['cpu_s']:.2f} s {runs[(label, name, 'none')][-1]['peak_mb']:.0f} MB"
                         for label in codes), flush=True)
+                for label, script in PARTS.items():
+                    runs.setdefault(("parts", label, ""), []).append(part(ROOT, script))
     finally:
         proc.terminate()
     load1 = os.getloadavg()
