@@ -182,3 +182,14 @@ def test_a_run_with_a_judge_error_or_an_unreadable_trace_is_not_kept(tmp_path):
                                       {"status": "passed", "judge_errors": 2},
                                       {"status": "error", "error": "line 3: not JSON"}, {"status": "passed"}])
     assert list(kept.store.entries) == ["a"] and kept.store.entries["a"]["result"]["slice"] == ["e1"]
+
+
+def test_a_cached_rerun_sends_the_engine_nothing(policy, tmp_path, graded):
+    """Every result read back: no task goes to Ray, so not even its address is needed (nothing listens
+    on port 1; the first run grades locally)."""
+    folder = corpus(tmp_path / "c", 4, 1, 0)
+    first = _report([folder], policy)
+    from judge.suite.engine import Engine
+
+    assert _report([folder], policy, engine=Engine("ray", "127.0.0.1:1")) == first
+    assert len(graded) == 4
