@@ -104,12 +104,14 @@ class TraceResults:
         which the worker then reports)."""
         results: list[dict[str, Any] | None] = []
         keys: list[str | None] = []
+        if self.store is None:  # (nothing kept: no trace is read for a key)
+            return [None] * len(tasks), [None] * len(tasks)
         for task in tasks:
             try:
                 key: str | None = self.key(task, trace_bytes(task))
             except OSError:
                 key = None
-            found = self.store.get(key) if self.store is not None and key is not None else None
+            found = self.store.get(key) if key is not None else None
             result = found.get("result") if isinstance(found, dict) else None
             results.append(result if isinstance(result, dict) else None)
             keys.append(key)
