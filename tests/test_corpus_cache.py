@@ -193,3 +193,16 @@ def test_a_cached_rerun_sends_the_engine_nothing(policy, tmp_path, graded):
 
     assert _report([folder], policy, engine=Engine("ray", "127.0.0.1:1")) == first
     assert len(graded) == 4
+
+
+def test_the_progress_counts_the_cached_traces_as_done(policy, tmp_path, graded):
+    folder = corpus(tmp_path / "c", 6, 0, 0)
+    _report([folder], policy)
+    trace = sorted(folder.glob("*.jsonl"))[0]
+    trace.write_text(trace.read_text().replace("staging", "Staging"))
+    seen: list[tuple[int, int]] = []
+    _report([folder], policy, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(5, 6), (6, 6)]  # one trace graded, five read back (main: (0, 1), (1, 1))
+    seen.clear()
+    _report([folder], policy, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(6, 6)]

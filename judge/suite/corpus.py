@@ -7,7 +7,9 @@ a line at a time for the headers (only a line that mentions "run" is decoded), s
 many is a task of a few numbers (its file, byte offset, length and first line) that the worker reads
 itself: nothing of a trace is held by this process. The runs are graded as a suite's are
 (judge.suite.run.run_tasks: this machine's worker processes, or Ray), each sending back a compact result
-and its per-key verdicts; the report is the same for the same corpus whatever the engine.
+and its per-key verdicts; the report is the same for the same corpus whatever the engine. Each trace's
+result is kept in the run's cache (judge.suite.trace_cache): only the traces it holds no result for are
+graded, so a rerun of an unchanged corpus starts no worker, and its report is the same byte for byte.
 
 Rates: a key's runs are the graded ones; a run violates it when a rule found it violated (certain) or,
 on the runs the judge decided, when the judge said so. With a calibration record for the judge, the
@@ -137,6 +139,14 @@ def _failing_sample(graded: list[dict[str, Any]], size: int, seed: int) -> list[
             for r in (failing[i] for i in chosen)]
 
 
+def _counting_hits(progress: Callable[[int, int], None] | None, hits: int) -> Callable[[int, int], None] | None:
+    """The progress of the graded traces, the `hits` read from the cache counted as done."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda done, total: report(hits + done, hits + total)
+
+
 def grade_corpus(paths: Sequence[str | Path], policy: str, *, judge_name: str | None = None,
                  config_file: str | Path | None = None, jobs: int | None = None, engine: Engine = LOCAL,
                  tools: str | Path | None = None, on_judge_error: str | None = None, allow_draft: bool = False,
@@ -172,7 +182,7 @@ def grade_corpus(paths: Sequence[str | Path], policy: str, *, judge_name: str | 
     out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
     if todo:
         graded_now = run_tasks([tasks[i] for i in todo], spec, {ledger_key(None, pol): ledger}, jobs,
-                               progress, out, engine)
+                               _counting_hits(progress, len(tasks) - len(todo)), out, engine)
         kept.keep([keys[i] for i in todo], graded_now)
         for i, result in zip(todo, graded_now, strict=True):
             results[i] = result
