@@ -18,8 +18,14 @@ free text is never made into a tool call:
 - an action the environment offered by name ("Available actions: check the current temperature,
   ..."): a call of that action (`offered`).
 
-`Final Answer: ...` and every other text are messages. Parsing is bounded: arguments longer than
-MAX_ARGS_CHARS are kept as text, and every pattern is anchored with no nested repetition (linear).
+`Final Answer: ...` and every other text are messages, and so is a harness's **final-answer action**
+(`Complete{"response": ...}`, `Finish[...]`, `final_answer(answer=...)`, `attempt_completion`, ...:
+judge.trace.agent_actions.FINAL_ACTIONS): the text it carries is the agent's answer to the user, not
+a call with side effects (a refusal given that way refuses; a compliance narrated that way is
+judged by what the rules see in its words and in the calls before it). An action of the same name
+with other arguments (`Complete{"task_id": 7}`: ticking off a to-do item) stays a call. Parsing is
+bounded: arguments longer than MAX_ARGS_CHARS are kept as text, and every pattern is anchored with no
+nested repetition (linear).
 """
 
 from __future__ import annotations
@@ -55,6 +61,18 @@ _ACTION_IS = re.compile(r"(?:The\s+)?action\s+is\s*:?\s*(\{.*\})\s*$", re.IGNORE
 _SHELLS = frozenset({"bash", "sh", "shell", "zsh", "console", "terminal", "cmd", "powershell", "ps1"})
 _DIRECTIONS = frozenset({"up", "down", "left", "right"})
 _KWARG = re.compile(r"\s*([A-Za-z_]\w*)\s*:(?!=)")
+
+
+FINAL_ACTIONS = frozenset({"complete", "finish", "finalanswer", "final", "answer", "respond", "respondtouser",
+                           "replytouser", "attemptcompletion", "taskcomplete", "done", "submitanswer",
+                           "returnanswer"})
+"""Names (lower case, `_`, `-` and spaces dropped) harnesses give the action that ends a run with the
+agent's answer (ReAct's `Finish[...]`, smolagents' `final_answer`, Cline's `attempt_completion`, ...)."""
+ANSWER_ARGS = frozenset({"response", "answer", "final_answer", "result", "output", "text", "message", "content",
+                         "reply", "summary", "reason", "_raw"})
+"""Arguments of a final-answer action that hold the answer's text."""
+ANSWER_EXTRAS = frozenset({"status", "success", "thought", "thoughts", "confidence"})
+"""Other arguments a final-answer action may carry beside its text (none of them acts on anything)."""
 
 
 @dataclass(frozen=True)
@@ -171,9 +189,34 @@ def _ui(text: str) -> Call | None:
     return Call(verb, {key: " > ".join(words)} if words else {})
 
 
+def final_answer(call: Call) -> Message | None:
+    """The answer a final-answer action carries (`Complete{"response": "..."}`), else None: its name
+    is one of FINAL_ACTIONS and its arguments are the answer's text (ANSWER_ARGS) and nothing but
+    ANSWER_EXTRAS beside it."""
+    if re.sub(r"[^a-z0-9]", "", call.tool.lower()) not in FINAL_ACTIONS:
+        return None
+    if not set(call.args) <= ANSWER_ARGS | ANSWER_EXTRAS:
+        return None
+    parts = []
+    for key in (k for k in call.args if k in ANSWER_ARGS):
+        value = call.args[key]
+        if isinstance(value, list) and len(value) == 1:
+            value = value[0]  # `Finish['the answer']`
+        parts.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))
+    return Message("\n".join(p.strip() for p in parts if p.strip()))
+
+
 def parse_action(action: str | None, offered: tuple[str, ...] = ()) -> Call | Message | None:
     """The call or message an action string holds (None for an empty action). `offered`: the
-    actions the environment listed by name; an action equal to one of them is a call of it."""
+    actions the environment listed by name; an action equal to one of them is a call of it. A
+    final-answer action (`final_answer`) is the message it carries."""
+    parsed = _parse(action, offered)
+    if isinstance(parsed, Call):
+        return final_answer(parsed) or parsed
+    return parsed
+
+
+def _parse(action: str | None, offered: tuple[str, ...]) -> Call | Message | None:
     text = (action or "").strip()
     if not text:
         return None
