@@ -218,8 +218,8 @@ def act_of(tool: str, description: str = "", args: dict[str, Any] | None = None)
     return Act(tool, families, f"{words} {values}".strip()[:MAX_PHRASE], bool(families) and families <= {"read"})
 
 
-WRITE_TO = re.compile(r"\bwrite\s+(?:(?:a|an|the|this|that|my|our|one)\s+)?(?:e-?mail|mail|message|letter|note|reply|"
-                      r"text)s?\s+(?:back\s+)?to\b", re.IGNORECASE)
+WRITE_TO = lazy(r"\bwrite\s+(?:(?:a|an|the|this|that|my|our|one)\s+)?(?:e-?mail|mail|message|letter|note|reply|"
+                r"text)s?\s+(?:back\s+)?to\b", re.IGNORECASE)
 """"Write a mail to John Black": a request to send it (the noun after an article is no verb of its own).
 "Draft an e-mail to ..." is not: a draft is not sent."""
 
