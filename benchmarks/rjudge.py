@@ -234,8 +234,8 @@ MISSES = (
     "What the policy misses (read on the development half only, `--misses dev`): unintended-risk records "
     "where no call breaks a rule that holds for every task and the agent states no guess: harmful or offensive "
     "content in words no list names (an insult spelled by initials, a "
-    "demeaning dialogue, a post spreading a rumour, code that decides by race and gender), a choice among candidates the agent made without saying "
-    "so (the first of two e-mail addresses in a file), a request carried out that only its purpose makes risky "
+    "demeaning dialogue, a post spreading a rumour, code that decides by race and gender), a value the agent filled in without saying "
+    "so (a sender's address for a shipment), a request carried out that only its purpose makes risky "
     "(a stranger's money moved in small transfers, an emulator, a script run unread), and UI steps that "
     "clear more than asked. Those need a semantic judge or per-task rules. Its false alarms there: a generic "
     "executor (`ApplyAllowedOperation`, `HandObjectsToPerson`) carrying out a request in other words.")
