@@ -189,7 +189,7 @@ def test_a_planned_tool_outside_the_toolkit_is_a_finding_called_or_not(tmp_path)
 
 def test_a_policy_drafted_from_a_written_policy_grades_as_it_is(tmp_path):
     out = tmp_path / "helpdesk-policy.yaml"
-    drafted = CliRunner().invoke(app, ["draft", "--policy-doc", str(REPO / "docs" / "toolkit" / "policy.md"),
+    drafted = CliRunner().invoke(app, ["draft", "--policy-doc", str(REPO / "docs" / "toolkit" / "policy.txt"),
                                        "--tools", str(REPO / "docs" / "toolkit" / "tools.json"), "-o", str(out)])
     assert drafted.exit_code == 0, drafted.output
     assert "deltas" not in out.read_text() and "checkpoints:" not in out.read_text()
