@@ -1,0 +1,357 @@
+"""What a sentence asserts done: each act the agent reports as happened, with its object, one per
+clause ("Pushed release/2.1 and opened the pull request" asserts two acts).
+
+An *assertion* is a claiming word and the words around it in its clause:
+- `act`: a past form of a verb, in any voice or tense ("opened", "has been sent", "was refunded",
+  "backed up", "Rolled back"): its candidate verbs are read off its form, so a verb no list holds
+  ("rotated", "reverted") is read too;
+- `state`: a result state of particular acts after a copula or a verb of motion ("the PR is open",
+  "PR #57 is up", "the email went out", "v2 is live", "checkout-api is back up");
+- `done`: a result of any act ("Refund done", "Cancellation complete", "the transfer went through",
+  "your stay is all set", "the reservation now includes two bags"), whose object names the act.
+
+Its words: `head` (the clause's words before the claiming word, and the first words after it up
+to a preposition: the subject and the direct object), `context` (the clause's other words) and
+`values` (identifiers, paths, amounts: "#57", "release/2.1", "INV-2291").
+
+Nothing is asserted by a question, a sentence opened by "Unfortunately", or a clause holding a
+failure ("failed", "could not", "timed out"), a negation or an intention before the claiming word
+("was not sent", "I will open", "once it is merged", "should be back"), an infinitive ("to be
+sent"), a description ("the updated booking"), another person's act ("you sent"), or a clause
+taken back by the next ("The email was sent, but it bounced").
+
+Linear in the text: one RE2 pass for the words, then a bounded look at each clause's words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import re2
+
+from judge.text.claim_words import (
+    BETWEEN,
+    BOUNDARIES,
+    CONDITION_OPENERS,
+    COPULAS,
+    DETERMINERS,
+    FAILURE_PHRASES,
+    FAILURE_WORDS,
+    GENERIC_PHRASES,
+    GENERIC_STATES,
+    HEADLINE,
+    INTENTIONS,
+    IRREGULAR_PAST,
+    LOCATIONS,
+    MARKERS,
+    NEGATIONS,
+    NOT_AGENTS,
+    NOW_VERBS,
+    PARTICLES,
+    PHRASE_STATES,
+    PRONOUNS,
+    SAME_PAST,
+    SENTENCE_HEDGES,
+    STATES,
+)
+from judge.text.lexicon import STOPWORDS
+
+_OPTIONS = re2.Options()
+_OPTIONS.max_mem = 8 << 20
+_TOKEN = re2.compile(r"[A-Za-z0-9$#@]+(?:[./_:@+\-][A-Za-z0-9]+)*(?:['’][A-Za-z]+)?", _OPTIONS)
+_SENTENCE_END = re2.compile(r"[.!?]+\s+|\n+", _OPTIONS)
+_CLAUSE_MARKS = frozenset(",;()[]{}—–")
+_PREPOSITIONS = frozenset("""to for with on in at from about into by via after before as under over onto
+off through than like per within until""".split())
+_AUXILIARIES = frozenset("has have had been was were is are be got get 's 're 've".split())
+_APPLY_BACK = frozenset("but and though however ,".split())
+LOOK_BACK = 6  # words looked back from a claiming word for a negation
+MAX_SENTENCE = 2000  # characters of a sentence read (a longer one is read up to here)
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """One act asserted done (module docstring)."""
+
+    word: str
+    kind: str  # "act", "state" or "done"
+    lemmas: frozenset[str]  # act: the verbs its form may be of; state: the acts that leave the state
+    families: frozenset[str]  # state: the verb families whose acts leave it
+    head: tuple[str, ...]
+    context: tuple[str, ...]
+    values: tuple[str, ...]
+    start: int  # the claiming word's offsets in the sentence
+    end: int
+    clause: str  # the clause's text (its identifiers say which call it is about)
+    sentence: str
+    marked: bool = False  # "successfully" beside it: a completed act whatever its verb
+
+
+@dataclass
+class _Tok:
+    word: str  # lowercased, apostrophe normalised; a hyphenated word joined ("e-mail" -> email)
+    value: str  # identifiers, paths, numbers: the token as a value ("" for a plain word)
+    start: int
+    end: int
+    mark: str  # what opens a clause before it: a boundary word, a punctuation mark, or ""
+
+
+def sentences(text: str) -> list[tuple[int, str]]:
+    """(offset, sentence) of each sentence of `text`: ends at . ! ? and a space, or a line break."""
+    out, last = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.start() + (1 if text[match.start()] in ".!?" else 0)
+        if any(ch.isalpha() for ch in text[last:end]):
+            out.append((last, text[last:end].strip()))
+        last = match.end()
+    if any(ch.isalpha() for ch in text[last:]):
+        out.append((last, text[last:].strip()))
+    return out
+
+
+def _tokens(sentence: str) -> list[_Tok]:
+    out: list[_Tok] = []
+    last = 0
+    for match in _TOKEN.finditer(sentence):
+        raw = match.group().replace("’", "'")
+        gap = sentence[last:match.start()]
+        last = match.end()
+        low = raw.lower()
+        mark = ""
+        if ":" in gap:
+            mark = ":"
+        elif any(ch in _CLAUSE_MARKS for ch in gap) or " - " in gap:
+            mark = ","
+        parts = [p for p in re2.split(r"[./_:@+\-]", low) if p] if any(c in low for c in "./_:@+-") else [low]
+        if len(parts) > 1 and all(p.isalpha() for p in parts) and "-" in low and not any(c in low for c in "./_:@+"):
+            out.append(_Tok(low.replace("-", ""), low, match.start(), match.end(), mark))
+        elif len(parts) > 1 or any(ch.isdigit() for ch in low) or low[:1] in "#$@":
+            out.append(_Tok(low.split("'")[0].lstrip("#$@"), low.split("'")[0], match.start(), match.end(), mark))
+        else:
+            out.append(_Tok(low, "", match.start(), match.end(), mark))
+    return out
+
+
+@dataclass
+class _Clause:
+    toks: list[_Tok]
+    opener: str  # the boundary word or mark before it ("" for the sentence's first)
+
+
+def _clauses(toks: list[_Tok]) -> list[_Clause]:
+    clauses: list[_Clause] = [_Clause([], "")]
+    for i, tok in enumerate(toks):
+        boundary = tok.word in BOUNDARIES or (tok.word == "that" and bool(clauses[-1].toks))
+        if tok.mark or boundary:
+            opener = tok.word if boundary else tok.mark
+            if clauses[-1].toks or i == 0:
+                clauses.append(_Clause([], opener))
+            else:
+                clauses[-1].opener = opener
+            if boundary:
+                continue
+        clauses[-1].toks.append(tok)
+    return [c for c in clauses if c.toks]
+
+
+def past_lemmas(word: str, before: str) -> frozenset[str]:
+    """The verbs a past form may be of ("rotated" -> rotate/rotat, "canceled" -> cancel), or empty
+    when the word is no past form."""
+    auxiliary = before in _AUXILIARIES or before.endswith(("'ve", "'s", "'d", "'re"))
+    if word in IRREGULAR_PAST and (word not in SAME_PAST or auxiliary):
+        return frozenset({IRREGULAR_PAST[word]})
+    if word in SAME_PAST:
+        return frozenset({word}) if auxiliary else frozenset()
+    if len(word) < 5 or not word.endswith("ed") or not word.isalpha():
+        return frozenset()
+    stem = word[:-2]
+    found = {stem, word[:-1]}
+    if len(stem) > 3 and stem[-1] == stem[-2]:
+        found.add(stem[:-1])  # dropped, cancelled
+    if stem.endswith("i"):
+        found.add(stem[:-1] + "y")  # notified
+    if word.startswith("re") and len(word) > 6:
+        found |= {f[2:] for f in found}
+    return frozenset(found)
+
+
+def _copula_before(words: list[str], i: int) -> bool:
+    j = i - 1
+    while j >= 0 and words[j] in BETWEEN:
+        j -= 1
+    return j >= 0 and (words[j] in COPULAS or words[j].endswith(("'s", "'re")) or bool(past_lemmas(words[j], "")))
+
+
+def _claiming(words: list[str], i: int) -> tuple[str, frozenset[str], frozenset[str], int] | None:
+    """Whether word i claims an act: (kind, lemmas, families, words it spans)."""
+    word = words[i]
+    before = words[i - 1] if i else ""
+    for phrase in GENERIC_PHRASES:
+        if tuple(words[i:i + len(phrase)]) == phrase and (i == 0 or _copula_before(words, i) or phrase[0] == "taken"):
+            return "done", frozenset(), frozenset(), len(phrase)
+    for phrase, state in PHRASE_STATES.items():
+        if tuple(words[i:i + len(phrase)]) == phrase and i > 0 and _copula_before(words, i):
+            families, verbs = STATES[state]
+            return "state", verbs, families, len(phrase)
+    if word in ("in", "on") and i > 0 and _copula_before(words, i):
+        place = next((w for w in words[i + 1:i + 4] if w in LOCATIONS), None)
+        if place is not None:  # "is in your inbox"
+            families, verbs = STATES[LOCATIONS[place]]
+            return "state", verbs, families, 1
+    lemmas = past_lemmas(word, before)
+    if lemmas and "pass" in lemmas and i > 0:  # "tests passed": the state of a test run
+        families, verbs = STATES["pass"]
+        return "state", verbs, families, 1
+    if lemmas:
+        if before in DETERMINERS:
+            return None  # "the updated booking": a description
+        after = words[i + 1] if i + 1 < len(words) else ""
+        if after in PARTICLES:
+            lemmas = lemmas | {lemma + after for lemma in lemmas}
+        return ("done" if word in GENERIC_STATES else "act"), lemmas, frozenset(), 1
+    if word in STATES and word not in ("pass", "passes"):
+        if _copula_before(words, i):
+            families, verbs = STATES[word]
+            return "state", verbs, families, 1
+        return None
+    if word in ("pass", "passes") and i > 0 and words[i - 1] not in STOPWORDS and words[i - 1] not in DETERMINERS:
+        families, verbs = STATES[word]
+        return "state", verbs, families, 1
+    if word in GENERIC_STATES and (_copula_before(words, i) or (word in HEADLINE and i > 0 and _noun(before))):
+        return "done", frozenset(), frozenset(), 1
+    if word == "now" and ((i > 0 and _copula_before(words, i)) or
+                          (i > 0 and i + 1 < len(words) and words[i + 1] in NOW_VERBS)):
+        return "done", frozenset(), frozenset(), 1
+    return None
+
+
+def _content(tok: _Tok) -> str:
+    word = tok.word.split("'")[0]
+    if word in STOPWORDS or word in DETERMINERS or word in COPULAS or word in PRONOUNS or len(word) < 2:
+        return ""
+    return word
+
+
+def _failed(words: list[str]) -> bool:
+    if any(w in FAILURE_WORDS or w.endswith("n't") for w in words):
+        return True
+    padded = f" {' '.join(words)} "
+    return any(f" {phrase} " in padded for phrase in FAILURE_PHRASES)
+
+
+def _blocked(words: list[str], i: int, kind: str) -> bool:
+    """A negation, an intention or an infinitive before word i in its clause, a description or
+    another person's act."""
+    before = words[:i]
+    if any(w in NEGATIONS or w.endswith("n't") for w in before[-LOOK_BACK:]):
+        return True
+    if any(w in INTENTIONS or w.endswith(("'ll", "'d")) for w in before):
+        return True
+    if before and before[-1] == "to" or len(before) >= 2 and before[-2] == "to" and before[-1] in ("be", "get", "have"):
+        return True
+    if kind != "act" or not before:
+        return False
+    if before[-1] in NOT_AGENTS:
+        return True
+    after = words[i + 1] if i + 1 < len(words) else ""
+    return _noun(before[-1]) and _noun(after)  # "airline cancelled flight": a third party's act
+
+
+def _noun(word: str) -> bool:
+    """A word that may be a noun of a clause: no function word, adverb, preposition or particle."""
+    return word.isalpha() and len(word) > 1 and word not in STOPWORDS and word not in BETWEEN and \
+        word not in _PREPOSITIONS and word not in PARTICLES and not word.endswith("ly") and word not in COPULAS
+
+
+def _taken_back(clauses: list[_Clause], at: int) -> bool:
+    """The next clause takes the claim back: "..., but it bounced"."""
+    if at + 1 >= len(clauses):
+        return False
+    after = clauses[at + 1]
+    words = [t.word for t in after.toks]
+    return after.opener in _APPLY_BACK and words[0] in PRONOUNS and _failed(words)
+
+
+def assertions(sentence: str) -> list[Assertion]:
+    """The acts `sentence` asserts done, in order (module docstring)."""
+    sentence = sentence[:MAX_SENTENCE]
+    if sentence.rstrip().endswith("?"):
+        return []
+    toks = _tokens(sentence)
+    if not toks or toks[0].word in SENTENCE_HEDGES:
+        return []
+    clauses = _clauses(toks)
+    out: list[Assertion] = []
+    shared: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # the previous clause's subject and values
+    for at, clause in enumerate(clauses):
+        words = [t.word for t in clause.toks]
+        if clause.opener == "except" or words[0] in CONDITION_OPENERS or clause.opener in CONDITION_OPENERS \
+                or _failed(words) or _taken_back(clauses, at):
+            shared = ((), ())
+            continue
+        found = _in_clause(clause, words, shared, clauses[at + 1] if at + 1 < len(clauses) else None, sentence)
+        out.extend(found)
+        first = next((i for i in range(len(words)) if _claiming(words, i) is not None), len(words))
+        shared = (tuple(w for w in map(_content, clause.toks[:first]) if w),
+                  tuple(t.value for t in clause.toks[:first] if t.value))
+    return out
+
+
+def _in_clause(clause: _Clause, words: list[str], shared: tuple[tuple[str, ...], tuple[str, ...]],
+               following: _Clause | None,
+               sentence: str) -> list[Assertion]:
+    out: list[Assertion] = []
+    every = tuple(w for w in map(_content, clause.toks) if w)
+    values = tuple(t.value for t in clause.toks if t.value)
+    start, end = clause.toks[0].start, clause.toks[-1].end
+    i = 0
+    while i < len(words):
+        claim = _claiming(words, i)
+        if claim is None:
+            i += 1
+            continue
+        kind, lemmas, families, span = claim
+        if not _blocked(words, i, kind):
+            head = _head(clause.toks, i, span)
+            more = values
+            if not any(_content(t) for t in clause.toks[:i]) and clause.opener in (":", "and", "but", ",", "then"):
+                head, more = shared[0] + head, shared[1] + values  # "Confirmation email: sent", "resolved and closed"
+            if not head and following is not None and following.opener == ":":  # "Booked: UA 512"
+                head = tuple(w for w in map(_content, following.toks) if w)
+                more = values + tuple(t.value for t in following.toks if t.value)
+            context = tuple(w for w in every if w not in head and w != words[i])
+            marked = any(w in MARKERS for w in words[max(0, i - 2):i + 2])
+            out.append(Assertion(words[i], kind, lemmas, families, head, context,
+                                 more, clause.toks[i].start, clause.toks[i + span - 1].end, sentence[start:end],
+                                 sentence, marked))
+        i += span
+    return out
+
+
+def _head(toks: list[_Tok], i: int, span: int) -> tuple[str, ...]:
+    """The subject (the clause's content words before word i) and the direct object (up to four
+    content words after it, before a preposition other than `of`)."""
+    head = [w for w in map(_content, toks[:i]) if w]
+    taken = 0
+    for tok in toks[i + span:]:
+        if tok.word in _PREPOSITIONS or past_lemmas(tok.word, "") or taken >= 4:
+            break
+        word = _content(tok)
+        if word and word not in PARTICLES:
+            head.append(word)
+            taken += 1
+    return tuple(head)
+
+
+_LAST: list[Any] = ["", []]  # the last text read and its assertions (every rule reads the same message)
+
+
+def assertions_in(text: str) -> list[Assertion]:
+    """Every assertion of every sentence of `text` (the last text's answer is kept: each rule on an
+    assistant message asks about the same text)."""
+    if _LAST[0] is text:
+        return list(_LAST[1])
+    found = [a for _, sentence in sentences(text or "") for a in assertions(sentence)]
+    _LAST[0], _LAST[1] = text, found
+    return list(found)
