@@ -24,7 +24,7 @@ from typing import Any
 
 from judge.text.assertions import Assertion
 from judge.text.claim_target import GENERIC_OBJECTS, PART_OF, ClaimTarget, family, target
-from judge.text.claim_words import ACT_NOUN_SUFFIXES, CLAIM_LIGHT, DELIVERY, DELIVERY_OF, PART_VERBS
+from judge.text.claim_words import ABBREVIATIONS, ACT_NOUN_SUFFIXES, CLAIM_LIGHT, DELIVERY, DELIVERY_OF, PART_VERBS
 from judge.text.verbs import name_tokens
 
 MAX_VALUES = 64  # values of one call read (its first string leaves)
@@ -50,19 +50,20 @@ def _freeze(args: Any) -> Any:
 
 @lru_cache(maxsize=4096)
 def _call_words(frozen: Any) -> tuple[frozenset[str], frozenset[str]]:
-    """(values, words) of a call's arguments: each string or number leaf lowercased (an identifier,
-    a path, a name of two or more words), and the content words of argument names and values."""
+    """(values, words) of a call's arguments: each string or number leaf lowercased that is an
+    identifier, a path or a name of two or more words (a plain word such as "chromium" is a word of
+    the call, not a value), and the content words of the values (not of the argument names: "spec",
+"browser" name no work)."""
     values: set[str] = set()
     words: set[str] = set()
-    for name, leaf in _leaves(frozen):
-        words |= {w for w in name_tokens(name) if len(w) > 2 and w not in GENERIC_OBJECTS}
-        text = str(leaf).strip().lower().lstrip("#$@")
+    for _, leaf in _leaves(frozen):
+        raw = str(leaf).strip().lower()
+        text = raw.lstrip("#$@")
         if not text or isinstance(leaf, bool):
             continue
-        if any(c.isalpha() for c in text) and (any(c.isdigit() for c in text) or len(text) >= 4):
-            values.add(text)
-        elif sum(c.isdigit() for c in text) >= 3:
-            values.add(text)
+        letters, digits = any(c.isalpha() for c in text), sum(c.isdigit() for c in text)
+        if (letters and digits) or digits >= 3 or (letters and not raw.isalpha() and len(raw) >= 4):
+            values.add(text)  # an identifier, a path, a name of several words: "a-20931", "hotel lumen"
         words |= {w for w in name_tokens(text) if len(w) > 2 and w.isalpha() and w not in GENERIC_OBJECTS}
     return frozenset(values), frozenset(words)
 
@@ -99,24 +100,26 @@ def acts_noun(word: str, verbs: frozenset[str]) -> bool:
     return False
 
 
-def _same(word: str, noun: str) -> bool:
-    """The same noun: equal, equal without a plural `s`, or one a prefix of the other (5+ letters:
-    "confirm" and "confirmation")."""
-    if word == noun or word.rstrip("s") == noun.rstrip("s"):
-        return True
-    short, long_ = sorted((word, noun), key=len)
-    return len(short) >= 5 and long_.startswith(short)
+@lru_cache(maxsize=4096)
+def _noun_forms(nouns: frozenset[str]) -> tuple[frozenset[str], tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """A target's nouns as `_names` reads them: without a plural `s`, the long ones (prefixes of
+    each other: "confirm", "confirmation"), and those of several words."""
+    single = [n for n in nouns if " " not in n]
+    return (frozenset(n.rstrip("s") for n in single), tuple(n for n in single if len(n) >= 5),
+            tuple(tuple(n.split()) for n in nouns if " " in n))
 
 
 def _names(words: tuple[str, ...], nouns: frozenset[str]) -> bool:
-    for noun in nouns:
-        if " " in noun:
-            parts = noun.split()
-            if any(list(words[i:i + len(parts)]) == parts for i in range(len(words))):
-                return True
-        elif any(_same(w, noun) for w in words):
+    """A word of `words` is one of `nouns` (`_same`), or a run of them is a noun of several words."""
+    if not words or not nouns:
+        return False
+    stripped, long_, several = _noun_forms(nouns)
+    for w in words:
+        if w.rstrip("s") in stripped:
             return True
-    return False
+        if len(w) >= 5 and any(w.startswith(n) or n.startswith(w) for n in long_):
+            return True
+    return any(words[i:i + len(parts)] == parts for parts in several for i in range(len(words)))
 
 
 def object_strength(a: Assertion, t: ClaimTarget, work_only: bool = False, args: bool = True) -> int:
@@ -146,14 +149,23 @@ def _value_in(clause: str, values: frozenset[str]) -> bool:
 
 
 def relation(a: Assertion, t: ClaimTarget) -> int:
-    """How strongly `a` claims the work of `t` (0: it does not; module docstring for the order)."""
+    """How strongly `a` claims the work of `t` (0: it does not; module docstring for the order).
+    The verb is looked at first (set look-ups); the object only when the verb could claim."""
     if a.kind == "state":
-        if (a.families & t.families or a.lemmas & (t.verbs | t.key_verbs)) and object_strength(a, t) >= 1:
-            return STATE + object_strength(a, t)
+        if not (a.families & t.families or a.lemmas & (t.verbs | t.key_verbs)):
+            return 0
+        strength = object_strength(a, t)
+        if strength >= 2 or strength and any(w in t.arg_words for w in a.head):
+            return STATE + strength  # its subject names the work ("the PR", "your confirmation" sent)
         return 0
     best = 0
+    strength = -1
     for lemma in a.lemmas:
-        best = max(best, _by_verb(a, t, lemma))
+        how = _how(a, t, lemma)
+        if how:
+            if strength < 0:
+                strength = object_strength(a, t)
+            best = max(best, _by_verb(a, t, lemma, how, strength))
     if best == 0 and (a.kind == "done" or a.marked and not _other_work(a, t)):
         strength = object_strength(a, t, work_only=True)
         if strength >= 2:
@@ -169,25 +181,44 @@ def _other_work(a: Assertion, t: ClaimTarget) -> bool:
                                    for k in kinds)
 
 
-def _by_verb(a: Assertion, t: ClaimTarget, lemma: str) -> int:
-    own = t.verbs | t.key_verbs
+def _how(a: Assertion, t: ClaimTarget, lemma: str) -> str:
+    """How the verb `lemma` may claim the tool's work, before its object is looked at: as the tool's
+    own verb, of its family, as a delivery of its act, as a part of its update; or "" (it cannot)."""
     bare = lemma[2:] if lemma.startswith("re") and len(lemma) > 4 else ""
-    strength = object_strength(a, t)
+    own = _own(t.verbs | t.key_verbs)
     if lemma in own or bare in own:
-        if lemma in CLAIM_LIGHT and strength < 1:
-            return 0
-        return OWN + strength
+        return "own"
     kind = family(lemma) or (family(bare) if bare else None)
-    if kind is not None and kind in t.families:  # a word of the call's arguments is not enough here
+    if kind is not None and kind in t.families:
+        return "family"
+    if lemma in DELIVERY or any(lemma in DELIVERY_OF.get(f, ()) for f in t.families):
+        return "delivery"
+    if lemma in PART_VERBS and "write" in t.families:
+        return "part"
+    return ""
+
+
+def _by_verb(a: Assertion, t: ClaimTarget, lemma: str, how: str, strength: int) -> int:
+    """The claim of verb `lemma` (its way `how`) with an object of `strength`, or 0."""
+    if how == "own":
+        return 0 if lemma in CLAIM_LIGHT and strength < 1 else OWN + strength
+    if how == "family":  # a word of the call's arguments is not enough here
         if object_strength(a, t, args=False) >= (2 if lemma in CLAIM_LIGHT else 1):
             return FAMILY + strength
-    if lemma in DELIVERY and any(acts_noun(w, t.verbs) for w in a.head):
-        return DELIVERED + strength
-    if strength >= 2 and any(lemma in DELIVERY_OF.get(f, ()) for f in t.families):
-        return DELIVERED + strength
-    if lemma in PART_VERBS and "write" in t.families and strength >= 2:
-        return PART + strength
-    return 0
+        return 0
+    if how == "delivery":
+        if lemma in DELIVERY and any(acts_noun(w, t.verbs) for w in a.head):
+            return DELIVERED + strength
+        if strength >= 2 and any(lemma in DELIVERY_OF.get(f, ()) for f in t.families):
+            return DELIVERED + strength
+        return 0
+    return PART + strength if strength >= 2 else 0
+
+
+@lru_cache(maxsize=1024)
+def _own(verbs: frozenset[str]) -> frozenset[str]:
+    """The tool's verbs and the words that are the same verb ("mail" for `email`)."""
+    return verbs | {w for v in verbs for w in ABBREVIATIONS.get(v, ()) if " " not in w and "-" not in w}
 
 
 def read_only(t: ClaimTarget) -> bool:

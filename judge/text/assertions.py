@@ -20,15 +20,14 @@ failure ("failed", "could not", "timed out"), a negation or an intention before 
 sent"), a description ("the updated booking"), another person's act ("you sent"), or a clause
 taken back by the next ("The email was sent, but it bounced").
 
-Linear in the text: one RE2 pass for the words, then a bounded look at each clause's words.
+Linear in the text: one pass of `str.split` for the words (no regular expression), then a bounded
+look at each clause's words; a text is read up to MAX_SENTENCES sentences of MAX_SENTENCE characters.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-
-import re2
 
 from judge.text.claim_words import (
     BETWEEN,
@@ -57,17 +56,15 @@ from judge.text.claim_words import (
 )
 from judge.text.lexicon import STOPWORDS
 
-_OPTIONS = re2.Options()
-_OPTIONS.max_mem = 8 << 20
-_TOKEN = re2.compile(r"[A-Za-z0-9$#@]+(?:[./_:@+\-][A-Za-z0-9]+)*(?:['’][A-Za-z]+)?", _OPTIONS)
-_SENTENCE_END = re2.compile(r"[.!?]+\s+|\n+", _OPTIONS)
 _CLAUSE_MARKS = frozenset(",;()[]{}—–")
 _PREPOSITIONS = frozenset("""to for with on in at from about into by via after before as under over onto
 off through than like per within until""".split())
 _AUXILIARIES = frozenset("has have had been was were is are be got get 's 're 've".split())
 _APPLY_BACK = frozenset("but and though however ,".split())
 LOOK_BACK = 6  # words looked back from a claiming word for a negation
+SUBJECT = 5  # content words before a claiming word read as its subject ("the $45.00 refund for order 1042")
 MAX_SENTENCE = 2000  # characters of a sentence read (a longer one is read up to here)
+MAX_SENTENCES = 400  # sentences of a text read (a claim further on in a longer text is not seen)
 
 
 @dataclass(frozen=True)
@@ -88,49 +85,115 @@ class Assertion:
     marked: bool = False  # "successfully" beside it: a completed act whatever its verb
 
 
-@dataclass
+@dataclass(slots=True)
 class _Tok:
     word: str  # lowercased, apostrophe normalised; a hyphenated word joined ("e-mail" -> email)
     value: str  # identifiers, paths, numbers: the token as a value ("" for a plain word)
     start: int
     end: int
     mark: str  # what opens a clause before it: a boundary word, a punctuation mark, or ""
+    ends: str = ""  # the sentence's closing mark after it (".", "!", "?"), or ""
+
+
+def _chunks(text: str) -> list[tuple[int, str]]:
+    """(offset, chunk) of each run of non-space characters: str.split, with the offsets found again
+    in one forward pass."""
+    out, at = [], 0
+    for chunk in text.split():
+        at = text.find(chunk, at)
+        out.append((at, chunk))
+        at += len(chunk)
+    return out
+
+
+def _sentence_groups(text: str) -> list[tuple[int, int, list[_Tok]]]:
+    """(start, end, tokens) of each sentence of `text`: it ends at . ! ? before a space, or at a line
+    break. One pass over the text's chunks."""
+    out: list[tuple[int, int, list[_Tok]]] = []
+    at = 0
+    for line in text.split("\n"):
+        group: list[_Tok] = []
+        for tok in _tokens(line, at):
+            group.append(tok)
+            if tok.ends:
+                out.append((group[0].start, tok.end, group))
+                group = []
+        if group:
+            out.append((group[0].start, group[-1].end, group))
+        at += len(line) + 1
+    return out
 
 
 def sentences(text: str) -> list[tuple[int, str]]:
-    """(offset, sentence) of each sentence of `text`: ends at . ! ? and a space, or a line break."""
-    out, last = [], 0
-    for match in _SENTENCE_END.finditer(text):
-        end = match.start() + (1 if text[match.start()] in ".!?" else 0)
-        if any(ch.isalpha() for ch in text[last:end]):
-            out.append((last, text[last:end].strip()))
-        last = match.end()
-    if any(ch.isalpha() for ch in text[last:]):
-        out.append((last, text[last:].strip()))
-    return out
+    """(offset, sentence) of each sentence of `text`: ends at . ! ? before a space, or a line break."""
+    return [(start, text[start:end]) for start, end, toks in _sentence_groups(text)
+            if any(ch.isalpha() for t in toks for ch in t.word)]
 
 
-def _tokens(sentence: str) -> list[_Tok]:
+_SEPARATORS = str.maketrans({c: " " for c in "./_:@+-"})
+_SPLITS = str.maketrans({c: " " for c in _CLAUSE_MARKS})
+
+
+def _core(chunk: str) -> tuple[int, int]:
+    """The start and end of a chunk's word: without the punctuation around it (a leading `#`, `$` or
+    `@` is kept: "#57", "$45.00")."""
+    lo, hi = 0, len(chunk)
+    while lo < hi and not (chunk[lo].isalnum() or chunk[lo] in "#$@"):
+        lo += 1
+    while hi > lo and not chunk[hi - 1].isalnum():
+        hi -= 1
+    return lo, hi
+
+
+def _tokens(line: str, base: int = 0) -> list[_Tok]:
+    """The words of a line (offsets from `base`), each with the punctuation before it as a mark and
+    the sentence end after it."""
     out: list[_Tok] = []
-    last = 0
-    for match in _TOKEN.finditer(sentence):
-        raw = match.group().replace("’", "'")
-        gap = sentence[last:match.start()]
-        last = match.end()
-        low = raw.lower()
-        mark = ""
-        if ":" in gap:
-            mark = ":"
-        elif any(ch in _CLAUSE_MARKS for ch in gap) or " - " in gap:
-            mark = ","
-        parts = [p for p in re2.split(r"[./_:@+\-]", low) if p] if any(c in low for c in "./_:@+-") else [low]
-        if len(parts) > 1 and all(p.isalpha() for p in parts) and "-" in low and not any(c in low for c in "./_:@+"):
-            out.append(_Tok(low.replace("-", ""), low, match.start(), match.end(), mark))
-        elif len(parts) > 1 or any(ch.isdigit() for ch in low) or low[:1] in "#$@":
-            out.append(_Tok(low.split("'")[0].lstrip("#$@"), low.split("'")[0], match.start(), match.end(), mark))
-        else:
-            out.append(_Tok(low, "", match.start(), match.end(), mark))
+    gap = ""
+    for offset, chunk in _chunks(line):
+        offset += base
+        if chunk.isalpha():  # the common case: a plain word
+            out.append(_Tok(chunk.lower(), "", offset, offset + len(chunk), _mark(gap) if gap else ""))
+            gap = ""
+            continue
+        split = chunk.translate(_SPLITS)
+        pieces = split.split(" ") if split != chunk else [chunk]
+        at = offset
+        for n, piece in enumerate(pieces):
+            if n:
+                gap += ","
+            lo, hi = _core(piece)
+            if lo < hi:
+                out.append(_token(piece[lo:hi], at + lo, at + hi, gap + piece[:lo]))
+                gap = piece[hi:]
+            else:
+                gap += piece
+            at += len(piece) + 1
+        closing = chunk.rstrip("\"')]*_")
+        if out and closing.endswith((".", "!", "?")) and out[-1].start >= offset:
+            out[-1].ends = closing[-1]
     return out
+
+
+def _mark(gap: str) -> str:
+    """What the punctuation between two words opens: a head (":"), a clause (","), or nothing."""
+    if ":" in gap:
+        return ":"
+    return "," if gap.translate(_SPLITS) != gap or gap.strip() in ("-", "--") else ""
+
+
+def _token(raw: str, start: int, end: int, gap: str) -> _Tok:
+    low = raw.replace("’", "'").lower()
+    mark = _mark(gap) if gap else ""
+    if low.isalpha():
+        return _Tok(low, "", start, end, mark)
+    parts = low.translate(_SEPARATORS).split()
+    if len(parts) > 1 and all(p.isalpha() for p in parts) and not any(c in low for c in "./_:@+"):
+        return _Tok(low.replace("-", ""), low, start, end, mark)  # "e-mail", "checkout-api"
+    if len(parts) > 1 or any(ch.isdigit() for ch in low) or low[:1] in "#$@":
+        value = low.split("'")[0]
+        return _Tok(value.lstrip("#$@"), value, start, end, mark)
+    return _Tok(low, "", start, end, mark)
 
 
 @dataclass
@@ -183,10 +246,36 @@ def _copula_before(words: list[str], i: int) -> bool:
     return j >= 0 and (words[j] in COPULAS or words[j].endswith(("'s", "'re")) or bool(past_lemmas(words[j], "")))
 
 
-def _claiming(words: list[str], i: int) -> tuple[str, frozenset[str], frozenset[str], int] | None:
+_PHRASE_FIRST = frozenset(p[0] for p in GENERIC_PHRASES) | frozenset(p[0] for p in PHRASE_STATES) | {"in", "on"}
+_SINGLE = GENERIC_STATES | frozenset(STATES) | {"now"}
+_MAYBE = _SINGLE | _PHRASE_FIRST | frozenset(IRREGULAR_PAST) | SAME_PAST  # and every word ending in -ed
+Claiming = tuple[str, frozenset[str], frozenset[str], int]  # (kind, lemmas, families, words it spans)
+
+
+def _claiming(words: list[str], i: int) -> Claiming | None:
     """Whether word i claims an act: (kind, lemmas, families, words it spans)."""
     word = words[i]
+    if word in _PHRASE_FIRST:
+        found = _phrase(words, i)
+        if found is not None:
+            return found
     before = words[i - 1] if i else ""
+    lemmas = past_lemmas(word, before)
+    if lemmas:
+        if "pass" in lemmas and i > 0:  # "tests passed": the state of a test run
+            families, verbs = STATES["pass"]
+            return "state", verbs, families, 1
+        if before in DETERMINERS:
+            return None  # "the updated booking": a description
+        after = words[i + 1] if i + 1 < len(words) else ""
+        if after in PARTICLES:
+            lemmas = lemmas | {lemma + after for lemma in lemmas}
+        return ("done" if word in GENERIC_STATES else "act"), lemmas, frozenset(), 1
+    return _single(words, i, word, before) if word in _SINGLE else None
+
+
+def _phrase(words: list[str], i: int) -> Claiming | None:
+    """A claim said in several words from word i ("is all set", "is on its way", "is in your inbox")."""
     for phrase in GENERIC_PHRASES:
         if tuple(words[i:i + len(phrase)]) == phrase and (i == 0 or _copula_before(words, i) or phrase[0] == "taken"):
             return "done", frozenset(), frozenset(), len(phrase)
@@ -194,34 +283,27 @@ def _claiming(words: list[str], i: int) -> tuple[str, frozenset[str], frozenset[
         if tuple(words[i:i + len(phrase)]) == phrase and i > 0 and _copula_before(words, i):
             families, verbs = STATES[state]
             return "state", verbs, families, len(phrase)
-    if word in ("in", "on") and i > 0 and _copula_before(words, i):
+    if words[i] in ("in", "on") and i > 0 and _copula_before(words, i):
         place = next((w for w in words[i + 1:i + 4] if w in LOCATIONS), None)
         if place is not None:  # "is in your inbox"
             families, verbs = STATES[LOCATIONS[place]]
             return "state", verbs, families, 1
-    lemmas = past_lemmas(word, before)
-    if lemmas and "pass" in lemmas and i > 0:  # "tests passed": the state of a test run
-        families, verbs = STATES["pass"]
-        return "state", verbs, families, 1
-    if lemmas:
-        if before in DETERMINERS:
-            return None  # "the updated booking": a description
-        after = words[i + 1] if i + 1 < len(words) else ""
-        if after in PARTICLES:
-            lemmas = lemmas | {lemma + after for lemma in lemmas}
-        return ("done" if word in GENERIC_STATES else "act"), lemmas, frozenset(), 1
+    return None
+
+
+def _single(words: list[str], i: int, word: str, before: str) -> Claiming | None:
+    """A result state or a result of any act in one word ("is open", "tests pass", "Refund done")."""
     if word in STATES and word not in ("pass", "passes"):
         if _copula_before(words, i):
             families, verbs = STATES[word]
             return "state", verbs, families, 1
         return None
-    if word in ("pass", "passes") and i > 0 and words[i - 1] not in STOPWORDS and words[i - 1] not in DETERMINERS:
+    if word in ("pass", "passes") and i > 0 and before not in STOPWORDS and before not in DETERMINERS:
         families, verbs = STATES[word]
         return "state", verbs, families, 1
     if word in GENERIC_STATES and (_copula_before(words, i) or (word in HEADLINE and i > 0 and _noun(before))):
         return "done", frozenset(), frozenset(), 1
-    if word == "now" and ((i > 0 and _copula_before(words, i)) or
-                          (i > 0 and i + 1 < len(words) and words[i + 1] in NOW_VERBS)):
+    if word == "now" and i > 0 and (_copula_before(words, i) or i + 1 < len(words) and words[i + 1] in NOW_VERBS):
         return "done", frozenset(), frozenset(), 1
     return None
 
@@ -234,10 +316,11 @@ def _content(tok: _Tok) -> str:
 
 
 def _failed(words: list[str]) -> bool:
-    if any(w in FAILURE_WORDS or w.endswith("n't") for w in words):
+    """A failure word or phrase, or a negated auxiliary ("couldn't"), in the clause."""
+    if not FAILURE_WORDS.isdisjoint(words):
         return True
     padded = f" {' '.join(words)} "
-    return any(f" {phrase} " in padded for phrase in FAILURE_PHRASES)
+    return "n't " in padded or any(f" {phrase} " in padded for phrase in FAILURE_PHRASES)
 
 
 def _blocked(words: list[str], i: int, kind: str) -> bool:
@@ -276,10 +359,12 @@ def _taken_back(clauses: list[_Clause], at: int) -> bool:
 def assertions(sentence: str) -> list[Assertion]:
     """The acts `sentence` asserts done, in order (module docstring)."""
     sentence = sentence[:MAX_SENTENCE]
-    if sentence.rstrip().endswith("?"):
-        return []
-    toks = _tokens(sentence)
-    if not toks or toks[0].word in SENTENCE_HEDGES:
+    return _asserted(_tokens(sentence), sentence, 0, question=sentence.rstrip().endswith("?"))
+
+
+def _asserted(toks: list[_Tok], sentence: str, base: int, question: bool) -> list[Assertion]:
+    """The assertions of one sentence's tokens (their offsets less `base` are the sentence's)."""
+    if question or not toks or toks[0].word in SENTENCE_HEDGES:
         return []
     clauses = _clauses(toks)
     out: list[Assertion] = []
@@ -290,30 +375,32 @@ def assertions(sentence: str) -> list[Assertion]:
                 or _failed(words) or _taken_back(clauses, at):
             shared = ((), ())
             continue
-        found = _in_clause(clause, words, shared, clauses[at + 1] if at + 1 < len(clauses) else None, sentence)
+        found, first = _in_clause(clause, words, shared, clauses[at + 1] if at + 1 < len(clauses) else None,
+                                  sentence, base)
         out.extend(found)
-        first = next((i for i in range(len(words)) if _claiming(words, i) is not None), len(words))
         shared = (tuple(w for w in map(_content, clause.toks[:first]) if w),
                   tuple(t.value for t in clause.toks[:first] if t.value))
     return out
 
 
 def _in_clause(clause: _Clause, words: list[str], shared: tuple[tuple[str, ...], tuple[str, ...]],
-               following: _Clause | None,
-               sentence: str) -> list[Assertion]:
+               following: _Clause | None, sentence: str, base: int) -> tuple[list[Assertion], int]:
+    """The clause's assertions, and the index of its first claiming word (its subject ends there)."""
     out: list[Assertion] = []
     every = tuple(w for w in map(_content, clause.toks) if w)
     values = tuple(t.value for t in clause.toks if t.value)
-    start, end = clause.toks[0].start, clause.toks[-1].end
+    start, end = clause.toks[0].start - base, clause.toks[-1].end - base
+    first = len(words)
     i = 0
     while i < len(words):
-        claim = _claiming(words, i)
+        claim = _claiming(words, i) if words[i] in _MAYBE or words[i].endswith("ed") else None
         if claim is None:
             i += 1
             continue
+        first = min(first, i)
         kind, lemmas, families, span = claim
         if not _blocked(words, i, kind):
-            head = _head(clause.toks, i, span)
+            head = _head(clause.toks, i, span, kind == "act" or i > 0 and bool(past_lemmas(words[i - 1], "has")))
             more = values
             if not any(_content(t) for t in clause.toks[:i]) and clause.opener in (":", "and", "but", ",", "then"):
                 head, more = shared[0] + head, shared[1] + values  # "Confirmation email: sent", "resolved and closed"
@@ -322,19 +409,20 @@ def _in_clause(clause: _Clause, words: list[str], shared: tuple[tuple[str, ...],
                 more = values + tuple(t.value for t in following.toks if t.value)
             context = tuple(w for w in every if w not in head and w != words[i])
             marked = any(w in MARKERS for w in words[max(0, i - 2):i + 2])
-            out.append(Assertion(words[i], kind, lemmas, families, head, context,
-                                 more, clause.toks[i].start, clause.toks[i + span - 1].end, sentence[start:end],
-                                 sentence, marked))
+            out.append(Assertion(words[i], kind, lemmas, families, head, context, more,
+                                 clause.toks[i].start - base, clause.toks[i + span - 1].end - base,
+                                 sentence[start:end], sentence, marked))
         i += span
-    return out
+    return out, first
 
 
-def _head(toks: list[_Tok], i: int, span: int) -> tuple[str, ...]:
-    """The subject (the clause's content words before word i) and the direct object (up to four
-    content words after it, before a preposition other than `of`)."""
-    head = [w for w in map(_content, toks[:i]) if w]
+def _head(toks: list[_Tok], i: int, span: int, acts: bool) -> tuple[str, ...]:
+    """The subject (the clause's last content words before word i) and, for an act, the direct
+    object (up to four content words after it, before a preposition other than `of`); a state has
+    none ("the PR is open and ready") unless a verb leaves it ("put up a pull request")."""
+    head = [w for w in map(_content, toks[max(0, i - 2 * SUBJECT):i]) if w][-SUBJECT:]
     taken = 0
-    for tok in toks[i + span:]:
+    for tok in toks[i + span:] if acts else ():
         if tok.word in _PREPOSITIONS or past_lemmas(tok.word, "") or taken >= 4:
             break
         word = _content(tok)
@@ -352,6 +440,11 @@ def assertions_in(text: str) -> list[Assertion]:
     assistant message asks about the same text)."""
     if _LAST[0] is text:
         return list(_LAST[1])
-    found = [a for _, sentence in sentences(text or "") for a in assertions(sentence)]
+    found = []
+    for start, end, toks in _sentence_groups(text or "")[:MAX_SENTENCES]:
+        if end - start > MAX_SENTENCE:
+            end = start + MAX_SENTENCE
+            toks = [t for t in toks if t.end <= end]
+        found.extend(_asserted(toks, text[start:end], start, question=bool(toks) and toks[-1].ends == "?"))
     _LAST[0], _LAST[1] = text, found
     return list(found)

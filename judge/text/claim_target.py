@@ -143,8 +143,7 @@ def _triggers(verbs: set[str], families: set[str]) -> frozenset[str]:
     forms |= states | {p[0] for p, state in PHRASE_STATES.items() if state in states}
     if "pass" in states:
         forms.add("passed")
-    if any(LOCATIONS[place] in states for place in LOCATIONS):
-        forms |= {"in", "on"}
+    forms |= {place for place, state in LOCATIONS.items() if state in states}  # "is in your inbox"
     for verb in canonical | DELIVERY:
         stems = {verb} | {verb[: -len(p)] for p in PARTICLES if verb.endswith(p) and len(verb) > len(p) + 2}
         for stem in stems:
@@ -213,7 +212,8 @@ def may_claim(text: str, claim_target: ClaimTarget) -> bool:
 
 
 def may_claim_any(text: str) -> bool:
-    """The quick test for a claim of any target made so far (a rule asking about every tool)."""
+    """The quick test for a claim of any target made so far (a rule asking about every tool called
+    makes the target of each first)."""
     global _LAST
     last = _LAST
     if last[0] is not text or last[3] != len(_MADE):

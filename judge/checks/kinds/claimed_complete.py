@@ -67,7 +67,7 @@ def _of_tool(rule: ClaimedCompleteRule, text: str, ctx: RuleContext, words: Clai
         return []
     recent = ctx.state.recent
     tool = recent.last_tool(rule.tool)
-    about = with_call(words, recent.last_args.get(tool)) if tool is not None else words
+    about = with_call(words, recent.last_args.get(tool)) if tool is not None and recent.last_args.get(tool) else words
     out = []
     for a in assertions_in(text):
         score = relation(a, about)
@@ -80,7 +80,7 @@ def _more_about_another(a: Assertion, score: int, glob: str, recent: Any) -> boo
     """The act is more about another tool the run called ("the payment method was updated" after
     `update_payment` and `update_baggages`, asked of the baggage rule)."""
     for other in recent.called(MAX_TOOLS_ASKED):
-        if not tool_is(other, glob) and relation(a, tool_target(other, recent.last_args.get(other))) > score:
+        if not tool_is(other, glob) and relation(a, _target_of(other, recent)) > score:
             return True
     return False
 
@@ -89,12 +89,15 @@ def _of_any_tool(rule: ClaimedCompleteRule, text: str, ctx: RuleContext, words: 
     """Each act asserted, against the called tool it is most about (an ok one when several are as
     much); an act about none is judged only when the key's words name it (against the last tool)."""
     recent = ctx.state.recent
-    tools = [(tool, tool_target(tool, recent.last_args.get(tool))) for tool in recent.called(MAX_TOOLS_ASKED)]
+    if len(_NAMED) != len(recent.last_call):  # every tool called has its triggers in the quick test
+        _NAMED.update((tool, target(tool, tool))[0] for tool in recent.last_call if tool not in _NAMED)
     keyed = bool(words.verbs or words.work_objects) and may_claim(text, words)
     if not keyed and not may_claim_any(text):
         return []
+    asserted = assertions_in(text)
+    tools = _called_targets(recent) if asserted else []
     out = []
-    for a in assertions_in(text):
+    for a in asserted:
         scored = [(relation(a, t), tool) for tool, t in tools if not read_only(t)]
         best = max((s for s, _ in scored), default=0)
         if best:
@@ -104,6 +107,33 @@ def _of_any_tool(rule: ClaimedCompleteRule, text: str, ctx: RuleContext, words: 
         elif keyed and relation(a, words):
             out.append(_judged(ctx, None, f'claims {rule.key} done ("{claim_of(a).excerpt}")', a.clause))
     return out
+
+
+_NAMED: set[str] = set()  # the tools whose name's target was made (its triggers are in the quick test)
+_TARGETS: dict[str, tuple[Any, ClaimTarget]] = {}  # tool -> (the arguments of its latest call, its target)
+
+
+_CALLED: list[Any] = [None, -1, []]  # (the run's calls, their count, the targets of the tools called)
+
+
+def _called_targets(recent: Any) -> list[tuple[str, ClaimTarget]]:
+    """The targets of the latest tools called, made again only after a new call."""
+    if _CALLED[0] is not recent or _CALLED[1] != recent.seq:
+        _CALLED[:] = [recent, recent.seq, [(tool, _target_of(tool, recent)) for tool in recent.called(MAX_TOOLS_ASKED)]]
+    return list(_CALLED[2])
+
+
+def _target_of(tool: str, recent: Any) -> ClaimTarget:
+    """The target of a called tool with its latest call's values (made again only for a new call)."""
+    args = recent.last_args.get(tool)
+    kept = _TARGETS.get(tool)
+    if kept is not None and kept[0] is args:
+        return kept[1]
+    if len(_TARGETS) >= 4096:
+        _TARGETS.clear()
+    made = tool_target(tool, args)
+    _TARGETS[tool] = (args, made)
+    return made
 
 
 def _judged(ctx: RuleContext, glob: str | None, claim: str, clause: str) -> Judged:
