@@ -16,7 +16,7 @@ export TOKENIZERS_PARALLELISM := false
 install: $(STAMP) compiled
 
 # The grader's hot modules compiled by mypyc into $(VENV)/judge-compiled/ (scripts/build_compiled.py,
-# judge/compiled.py): under a minute (36-50 s for 19 modules on 2 cores), again only when one of their sources changed; judge loads them only
+# judge/compiled.py): 30-50 s on 2 idle cores (minutes on a busy machine), again only when one of their sources changed; judge loads them only
 # while they match their sources. Without a C compiler judge stays pure Python (the same results).
 compiled: $(STAMP)
 	@$(BIN)/python scripts/build_compiled.py --if-stale

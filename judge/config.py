@@ -27,7 +27,6 @@ from judge.plugins import Registry
 
 BUILTIN_BACKENDS = "judge.judges.backends"
 """The package whose modules each define one built-in judge backend (a module-level `SPEC`)."""
-
 BACKEND_ENTRY_POINTS = "judge.backends"
 """The entry-point group of third-party judge backends (judge.judges.spec.BackendSpec)."""
 
@@ -44,7 +43,7 @@ BACKENDS: Registry[Any] = Registry("judge backend", BUILTIN_BACKENDS, BACKEND_EN
 """The registered judge backends, by name (`backend = "..."` in a judge's table)."""
 
 MODES = ("tools", "tools_strict", "json", "json_schema", "md_json", "strict")
-DEFAULT_PROMPT = "goal-fidelity@2"
+DEFAULT_PROMPT = "goal-fidelity@3"
 
 
 class JudgeConfig(BaseModel):
@@ -62,14 +61,15 @@ class JudgeConfig(BaseModel):
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, description="environment variable holding the API key")
     max_concurrency: int = Field(default=8, ge=1, le=1024)
-    timeout_s: float = Field(default=60.0, gt=0, description="deadline of one whole judge call, retries included")
+    timeout_s: float = Field(default=60.0, gt=0, description="deadline of one whole call, retries included")
+    max_tokens: int | None = Field(default=None, ge=1, description="answer bound; unset: 128 + 160 per asked key")
     max_retries: int = Field(default=2, ge=0, le=10, description="re-asks after an invalid answer")
     transport_retries: int = Field(default=4, ge=0, le=20, description="retries on 429, 5xx, timeouts")
     backoff_s: float = Field(default=1.0, ge=0, description="first backoff delay; doubles per retry")
     mode: str = Field(default="tools", description=(
         "how the answer schema is sent: `tools` (a forced function tool) or `strict` (OpenAI structured outputs: "
-        "response_format json_schema, strict), direct to OpenAI-compatible endpoints; or an instructor mode "
-        "(tools_strict, json, json_schema, md_json)"))
+        "response_format json_schema, strict), direct to OpenAI-compatible endpoints, each falling back to the "
+        "forms an endpoint takes; or an instructor mode (tools_strict, json, json_schema, md_json)"))
     window_tokens: int = Field(default=1000, ge=200, description=(
         "split slices whose request, as sent (messages and the schema it carries), exceeds this"))
     cache: bool | str = Field(default=True, description=(

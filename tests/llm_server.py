@@ -2,9 +2,16 @@
 
 `ScriptedLLM` answers `POST /v1/chat/completions` from a queue of `Reply`s (status, tool-call arguments
 or tool calls by name (`calls`, an agent's model: tests/drive_model.py),
-or content, delay); with the queue empty it answers `auto_answer` (every asked key upheld, read from
-the request's JSON Schema: a tool's, or a `response_format` json_schema's). Every request body (and
-its User-Agent) is logged. `start_server()` runs uvicorn in a daemon
+or content, delay, a body of `body_bytes` streamed); with the queue empty it answers `auto_answer`
+(every asked key upheld, read from the request's JSON Schema: a tool's, a `response_format`
+json_schema's, or the one a `plain_json` request carries in its system message). Every request body
+(and its User-Agent) is logged.
+
+It can behave like servers that are not OpenAI: `tool_choice = "string"` drops a `tool_choice` that
+is not a string and answers in text (llama.cpp's llama-server: the model writes the call as JSON
+text); `tool_choice = "ignored"` never calls a tool (a server that ignores the force);
+`refuse = {field: message}` answers 400 with `message` to a request that carries `field` (e.g.
+`response_format`, or `max_tokens` as OpenAI's reasoning models do). `start_server()` runs uvicorn in a daemon
 thread on a free port; the `llm_server` fixture shares one server per test session and resets it
 before each use. Benchmarks import this module too.
 """
@@ -23,7 +30,7 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 
 @dataclass
@@ -34,6 +41,9 @@ class Reply:
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
     calls: list[tuple[str, Any]] | None = None  # tool calls by name (name, arguments), with `content` beside them
+    body_bytes: int = 0  # > 0: a completion whose content is this many bytes, streamed in 1 MB chunks
+    announce: bool = False  # with body_bytes: send its Content-Length too (else chunked)
+    finish_reason: str | None = None  # e.g. "length": the answer was cut at max_tokens
 
 
 def _schema_enums(schema: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -47,12 +57,19 @@ def _schema_enums(schema: dict[str, Any]) -> tuple[list[str], list[str]]:
     return keys, ids
 
 
+SCHEMA_IN_PROMPT = "JSON Schema:\n"  # what precedes the schema in a plain_json request's system message
+
+
 def request_schema(body: dict[str, Any]) -> dict[str, Any]:
     tools = body.get("tools") or []
     if tools:
         return tools[0]["function"]["parameters"]
     fmt = body.get("response_format") or {}
-    return (fmt.get("json_schema") or {}).get("schema", {})
+    if fmt.get("json_schema"):
+        return fmt["json_schema"].get("schema", {})
+    system = next((m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "system"), "")
+    at = system.rfind(SCHEMA_IN_PROMPT)
+    return json.loads(system[at + len(SCHEMA_IN_PROMPT):]) if at >= 0 else {}
 
 
 def auto_answer(body: dict[str, Any]) -> Reply:
@@ -75,6 +92,8 @@ class ScriptedLLM:
         self.generation = 0  # bumped by reset: requests left over from an earlier test do not count
         self.in_flight: dict[int, int] = {}
         self.max_in_flight = 0
+        self.tool_choice = "any"  # "string": llama-server's; "ignored": no tool is ever called (module docs)
+        self.refuse: dict[str, str] = {}  # a request field -> the message of the 400 it gets
 
     @property
     def api_base(self) -> str:
@@ -89,8 +108,24 @@ class ScriptedLLM:
             self.default = auto_answer
             self.default_delay_s = 0.0
             self.max_in_flight = 0
+            self.tool_choice = "any"
+            self.refuse = {}
             self.generation += 1
         return self
+
+    def refusal(self, body: dict[str, Any]) -> str | None:
+        """The 400 message a request carrying a refused field gets (it is logged, the script kept)."""
+        found = next((message for name, message in self.refuse.items() if name in body), None)
+        if found is not None:
+            with self.lock:
+                self.bodies.append(body)
+        return found
+
+    def calls_tool(self, body: dict[str, Any]) -> bool:
+        """Whether this server honours the request's tools with a tool call."""
+        if not body.get("tools") or self.tool_choice == "ignored":
+            return False
+        return self.tool_choice != "string" or isinstance(body.get("tool_choice", "auto"), str)
 
     def next_reply(self, body: dict[str, Any]) -> Reply:
         with self.lock:
@@ -103,7 +138,7 @@ class ScriptedLLM:
         return item(body) if callable(item) else item
 
 
-def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+def _completion(body: dict[str, Any], reply: Reply, calls_tool: bool = True) -> dict[str, Any]:
     prompt_tokens = len(json.dumps(body.get("messages", []))) // 4
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if reply.calls is not None:  # an agent's model: any tools, by name, and optional content
@@ -117,16 +152,19 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         text = reply.content
     else:
         text = reply.args if isinstance(reply.args, str) else json.dumps(reply.args)
-        if body.get("tools"):
+        if body.get("tools") and calls_tool:
             message["tool_calls"] = [{"id": "call_1", "type": "function", "function": {
                 "name": body["tools"][0]["function"]["name"], "arguments": text}}]
+        elif body.get("tools"):  # the force dropped: the model writes its call as text, as llama-server's did
+            message["content"] = text = json.dumps({"name": body["tools"][0]["function"]["name"],
+                                                    "arguments": json.loads(text)}, indent=2)
         else:
             message["content"] = text
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
         "model": body.get("model", "test"),
-        "choices": [{"index": 0, "message": message,
-                     "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason or (
+            "tool_calls" if message.get("tool_calls") else "stop")}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4,
                   "total_tokens": prompt_tokens + len(text) // 4},
     }
@@ -142,6 +180,10 @@ def make_app(llm: ScriptedLLM):
         llm.agents.append(request.headers.get("user-agent", ""))
         if request.client is not None:
             llm.peers.add((request.client.host, request.client.port))
+        refused = llm.refusal(body)
+        if refused is not None:
+            return JSONResponse({"error": {"message": refused, "type": "invalid_request_error", "code": 400}},
+                                status_code=400)
         reply = llm.next_reply(body)
         gen = llm.generation  # the server runs one event loop: no lock needed here
         llm.in_flight[gen] = llm.in_flight.get(gen, 0) + 1
@@ -155,7 +197,9 @@ def make_app(llm: ScriptedLLM):
             return JSONResponse({"error": {"message": f"scripted {reply.status}", "type": "server_error",
                                            "code": reply.status}},
                                 status_code=reply.status, headers=reply.headers)
-        return JSONResponse(_completion(body, reply), headers=reply.headers)
+        if reply.body_bytes:
+            return _huge(reply)
+        return JSONResponse(_completion(body, reply, llm.calls_tool(body)), headers=reply.headers)
 
     @app.get("/v1/stats")
     async def stats():
@@ -170,6 +214,24 @@ def make_app(llm: ScriptedLLM):
         return {"ok": True}
 
     return app
+
+
+def _huge(reply: Reply) -> StreamingResponse:
+    """A completion whose content is `reply.body_bytes` bytes, made while it is sent (never held whole)."""
+    head = b'{"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"'
+    tail = b'"}}]}'
+    chunk = b"a" * (1 << 20)
+
+    async def parts():
+        yield head
+        left = reply.body_bytes
+        while left > 0:
+            yield chunk[:left]
+            left -= len(chunk)
+        yield tail
+
+    headers = {"content-length": str(len(head) + reply.body_bytes + len(tail))} if reply.announce else {}
+    return StreamingResponse(parts(), media_type="application/json", headers=headers)
 
 
 def _free_port() -> int:

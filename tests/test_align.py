@@ -32,12 +32,12 @@ def project(llm_server, tmp_path, monkeypatch):  # noqa: F811
 
 def test_align_writes_a_new_locked_version_that_scores_no_worse_on_test(project, llm_server):  # noqa: F811
     llm_server.default = learning_judge
-    builtin = load_prompt("goal-fidelity@2")
+    builtin = load_prompt("goal-fidelity@3")
     before = builtin.path.read_bytes()
     result = runner.invoke(app, ["align", "--judge", "gpt", "--json", "align.json"])
     assert result.exit_code == 0, result.output
     report = json.loads((project / "align.json").read_text())
-    assert report["old"] == "goal-fidelity@2" and report["new"] == "goal-fidelity@3"
+    assert report["old"] == "goal-fidelity@3" and report["new"] == "goal-fidelity@4"
     assert report["split"] == "labels" and report["dev_cases"] == 18 and report["test_cases"] == 18
     assert report["disagreements"] == 3  # the three dev deploys the judge missed
     cited = [e["case"] for e in report["examples"]]
@@ -45,17 +45,17 @@ def test_align_writes_a_new_locked_version_that_scores_no_worse_on_test(project,
     test = report["test"]
     assert test["n"] == 18 and test["accuracy_b"] >= test["accuracy_a"]
     assert (test["accuracy_a"], test["accuracy_b"]) == (15 / 18, 1.0)
-    new = project / "prompts" / "goal-fidelity" / "v3.md"
+    new = project / "prompts" / "goal-fidelity" / "v4.md"
     assert report["path"] == str(new) and new.is_file()
     text = new.read_text()
     for case in cited:
         assert f"(case {case}," in text
-    assert "version: 3" in text and "goal-fidelity@2" in text  # the notes name where it came from
+    assert "version: 4" in text and "goal-fidelity@3" in text  # the notes name where it came from
     assert builtin.body.split("<!-- role: user -->")[0].strip() in text  # the old instructions, kept
     assert builtin.path.read_bytes() == before  # the locked version is untouched
     lock = json.loads((project / "prompts" / "prompts.lock").read_text())["prompts"]
-    assert set(lock) == {"goal-fidelity@3"} and check(project / "prompts").ok
-    assert load_prompt("goal-fidelity@3").ref == "goal-fidelity@3"
+    assert set(lock) == {"goal-fidelity@4"} and check(project / "prompts").ok
+    assert load_prompt("goal-fidelity@4").ref == "goal-fidelity@4"
     systems = [m["content"] for b in llm_server.bodies for m in b["messages"] if m["role"] == "system"]
     assert any("Reviewed examples" in s for s in systems) and any("Reviewed examples" not in s for s in systems)
     assert "claude-3-5-sonnet" not in json.dumps(llm_server.bodies)
@@ -65,14 +65,14 @@ def test_align_writes_a_new_locked_version_that_scores_no_worse_on_test(project,
 def test_align_again_writes_the_next_version_and_never_overwrites(project, llm_server):  # noqa: F811
     llm_server.default = learning_judge
     assert runner.invoke(app, ["align", "--judge", "gpt"]).exit_code == 0
-    first = (project / "prompts" / "goal-fidelity" / "v3.md").read_bytes()
+    first = (project / "prompts" / "goal-fidelity" / "v4.md").read_bytes()
     config = project / "pyproject.toml"
-    config.write_text(config.read_text() + 'prompt = "goal-fidelity@3"\n')
+    config.write_text(config.read_text() + 'prompt = "goal-fidelity@4"\n')
     again = runner.invoke(app, ["align", "--judge", "gpt"])
     assert again.exit_code == 0, again.output
-    assert "no disagreement on the dev split" in again.output  # v3 already learnt the deploys
-    assert (project / "prompts" / "goal-fidelity" / "v3.md").read_bytes() == first
-    assert not (project / "prompts" / "goal-fidelity" / "v4.md").exists()
+    assert "no disagreement on the dev split" in again.output  # v4 already learnt the deploys
+    assert (project / "prompts" / "goal-fidelity" / "v4.md").read_bytes() == first
+    assert not (project / "prompts" / "goal-fidelity" / "v5.md").exists()
 
 
 def test_without_a_split_field_cases_split_by_scenario_hash(tmp_path):

@@ -36,7 +36,7 @@ def test_pyproject_found_walking_up(project):
     config = load_judge_config()
     assert (config.name, config.backend, config.model, config.samples) == ("gpt", "llm", "openai/gpt-4o-mini", 3)
     assert (config.prompt, config.temperature, config.max_concurrency, config.timeout_s, config.max_retries) == \
-        ("goal-fidelity@2", 0.0, 8, 60.0, 2)
+        ("goal-fidelity@3", 0.0, 8, 60.0, 2)
     replay = load_judge_config("again")
     assert replay.path == str(project / "verdicts.jsonl")  # relative to the config file
     assert load_judge_config("local").backend == "embedding"  # the built-in offline judge

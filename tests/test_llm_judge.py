@@ -333,7 +333,7 @@ def test_first_request_leaves_before_every_checkpoint_is_rendered(make_judge, ll
 
 def test_fingerprint_names_prompt_model_and_sampling(make_judge):
     fp = make_judge(temperature=0.3, samples=2, seed=7).fingerprint()
-    assert fp["prompt"]["id"] == "goal-fidelity" and fp["prompt"]["version"] == 2
+    assert fp["prompt"]["id"] == "goal-fidelity" and fp["prompt"]["version"] == 3
     assert len(fp["prompt"]["sha256"]) == 64 and fp["model"] == MODEL and fp["backend"] == "llm"
     assert fp["sampling"] == {"temperature": 0.3, "samples": 2, "seed": 7, "mode": "tools", "window_tokens": 1000}
 

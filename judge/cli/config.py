@@ -2,7 +2,8 @@
 from; every configured judge built (no model called) and checked; the registered judge backends.
 
 Exit codes: `show` 0; `check` 0 when every judge can grade, 2 when one cannot (a bad table, an
-unknown or edited prompt, an unset API key variable, a stale calibration where `stale = "error"`).
+unknown or edited prompt, an unset API key variable, a stale calibration where `stale = "error"`,
+with --probe a request that got no valid answer).
 """
 
 from __future__ import annotations
@@ -35,14 +36,19 @@ def show_cmd(
 
 
 @user_errors
-def check_cmd(config: Path | None = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP)) -> None:
+def check_cmd(
+    config: Path | None = typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP),
+    probe: bool = typer.Option(False, "--probe", help=(
+        "Also send each llm judge one real request (a small checkpoint, no cache) and show the structured-output "
+        "form that answered, the forms the endpoint refused, the latency and the tokens.")),
+) -> None:
     """Build every configured judge as `judge grade` would, calling no model: the table is valid, the
     prompt matches its lock, the API key's variable is set; show each calibration record's status.
-    Exit 0: every judge can grade; 2: one cannot."""
+    With --probe, each llm judge is sent one request. Exit 0: every judge can grade; 2: one cannot."""
     from judge.api import check_judges
     from judge.render import render_checks
 
-    checks = check_judges(config_file=config)
+    checks = check_judges(config_file=config, probe=probe)
     render_checks(checks, console())
     raise typer.Exit(0 if all(c.ok for c in checks) else 2)
 
@@ -72,6 +78,6 @@ def register(app: typer.Typer) -> None:
     sub = typer.Typer(help="The [tool.judge] configuration: show what is in effect, check every judge, list "
                            "the judge backends.", no_args_is_help=True)
     sub.command("show", epilog="Example: judge config show --config judge.toml")(show_cmd)
-    sub.command("check", epilog="Example: judge config check")(check_cmd)
+    sub.command("check", epilog="Example: judge config check --probe")(check_cmd)
     sub.command("backends", epilog="Example: judge config backends")(backends_cmd)
     app.add_typer(sub, name="config")

@@ -56,7 +56,7 @@ def grade(
     floor: float = typer.Option(1.0, "--floor", min=0.0, max=1.0, help="Below 1.0, runs whose only "
                                 "violations are non-safety ones pass while their quality score is >= floor."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report and no progress on stderr; "
-                               "exit code only."),
+                               "the exit code, and one line per `flagged` finding (what the judge read and why)."),
     on_judge_error: OnJudgeError | None = typer.Option(
         None, "--on-judge-error", case_sensitive=False, help="`inconclusive` (default: a key only a judge "
         "could decide that got no verdict makes the run inconclusive, exit 3) or `ignore`; default: "
@@ -87,7 +87,7 @@ def grade(
     one is inconclusive; 4: internal error."""
     from judge.api import GradeSession, read_toolkit
     from judge.cli.progress import Activity
-    from judge.render import json_chunks, render_report, report_to_junit, report_to_markdown
+    from judge.render import json_chunks, render_flagged, render_report, report_to_junit, report_to_markdown
 
     scenario, traces = split_files(scenario, traces, policy)  # type: ignore[assignment]  # with --policy: None
     if policy is not None:
@@ -127,6 +127,8 @@ def grade(
         write_output(html, grade_page(result), inputs)
     if not quiet:
         render_report(result, console())
+    else:  # a flag still says what the judge read and why: exit code 3 alone does not
+        render_flagged(result, console())
     if not no_log:
         from judge.cli.runs import log_run
 

@@ -2,17 +2,28 @@
 
 Which client sends a request depends on the model and the configured `mode`:
 - **direct** (`transport` "openai"): modes `tools` (the default) and `strict` to an `openai/...`
-  model, that is OpenAI or any OpenAI-compatible server behind `api_base` (vLLM, a litellm proxy,
-  Ollama's /v1, ...): judge.judges.http posts the request over one pooled connection per judge
-  (keep-alive; HTTP/2 where offered), with the URL, key and headers settled once per judge, and
-  judge.judges.answers builds the request (the same tool definition and re-asks instructor would
-  send) and reads the answer, validated once by the per-request pydantic model. No instructor and
-  no litellm on this path; the price is looked up once per judge (judge.judges.prices).
+  model, that is OpenAI or any OpenAI-compatible server behind `api_base` (vLLM, llama.cpp's
+  llama-server, Ollama's /v1, a litellm proxy, ...): judge.judges.http posts the request over one
+  pooled connection per judge (keep-alive; HTTP/2 where offered), with the URL, key and headers
+  settled once per judge, and judge.judges.answers builds the request in one of its *forms* (a
+  forced tool, `tool_choice: "required"`, `response_format` json_schema, or the schema as text) and
+  reads the answer, validated once by the per-request pydantic model. No instructor and no litellm
+  on this path; the price is looked up once per judge (judge.judges.prices).
 - **litellm** (`strict` for any other provider): the same request and answer handling, sent with
   litellm's `acompletion`.
 - **instructor** (every other mode, and `tools` for other providers): instructor over litellm
   (judge.judges.instructed), which knows each provider's way of carrying a schema.
 `options.transport = "openai"` or `"litellm"` overrides the choice for modes tools and strict.
+
+The direct and litellm clients try the forms of the mode's ladder in order (judge.judges.answers.
+LADDERS, or `options.forms`): a form the endpoint refuses (HTTP 400/422) or ignores (a forced tool
+left uncalled) moves the call to the next form, and the client starts every later call of the judge
+there; the call's usage says which form answered and which were refused, and why.
+
+Every request carries the answer's bound, `max_tokens` (the judge's, else sized per answer:
+judge.judges.schema.answer_tokens); an endpoint that refuses `max_tokens` and names
+`max_completion_tokens` (OpenAI's reasoning models) gets that instead, from then on. An answer cut
+at the bound is re-asked with a validation error that says so.
 
 Whichever the client, an answer that does not validate is re-asked (the answer and the validation
 error sent back) up to `max_retries` times, then the call fails: a judge error. 429, 5xx, timeouts
@@ -25,8 +36,9 @@ summed over every attempt.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -34,9 +46,22 @@ from pydantic import BaseModel, ValidationError
 from judge.config import JudgeConfig
 from judge.errors import ConfigError
 from judge.judges import tokens
-from judge.judges.answers import DIRECT_MODES, Completion, answer_text, reask, response_format, schema_part  # noqa: F401
+from judge.judges.answers import (  # noqa: F401 (response_format: part of this module's face)
+    DIRECT_MODES,
+    FORMS,
+    LADDERS,
+    TOOL_FORMS,
+    Completion,
+    answer_text,
+    form_messages,
+    reask,
+    response_format,
+    schema_part,
+)
+from judge.judges.bounded import OpenAIClients, too_large
 from judge.judges.libs import libs, litellm_lib  # noqa: F401 (libs: part of this module's face)
 from judge.judges.prices import Prices, cost_usd  # noqa: F401 (cost_usd: part of this module's face)
+from judge.judges.schema import answer_tokens
 
 INSTRUCTOR_MODES = ("tools", "tools_strict", "json", "json_schema", "md_json")
 TRANSPORTS = ("openai", "litellm")
@@ -51,6 +76,9 @@ class Usage:
     transport_retries: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    form: str | None = None  # the form of the last request (judge.judges.answers), or the instructor mode
+    refused: list[str] = field(default_factory=list)  # "FORM: why" for each form the endpoint refused
+    answer_errors: list[str] = field(default_factory=list)  # why each invalid answer failed (re-asked, but the last)
 
     def record(self) -> dict[str, Any]:
         """This call as a report's usage counts (one call, no cache hit)."""
@@ -72,6 +100,16 @@ class InvalidAnswer(Exception):
     def __init__(self, error: Exception) -> None:
         super().__init__(str(error))
         self.error = error
+
+
+class FormRefused(Exception):
+    """The endpoint refused (HTTP 400/422) or ignored a form: `str()` says how."""
+
+
+def refused(exc: BaseException) -> bool:
+    """A request the endpoint rejected as malformed for it (400, 422): another form may pass."""
+    status = getattr(exc, "status", None) or getattr(exc, "status_code", None)
+    return status in (400, 422)
 
 
 def is_transient(exc: BaseException, retryable: tuple[type[BaseException], ...]) -> bool:
@@ -108,6 +146,10 @@ class StructuredClient:
             self._endpoint = OpenAIEndpoint(config.api_base, api_key, max_connections=config.max_concurrency)
         self._instructor: Any = None
         self._retryable: tuple[type[BaseException], ...] | None = None
+        self._openai = self._bounded_openai(api_key)
+        self.forms = self._forms()
+        self._form_at = 0  # the first form of the ladder that is not known to be refused here
+        self._token_param = "max_tokens"  # or max_completion_tokens, once the endpoint asked for it
 
     def _transport(self) -> str:
         chosen = self.config.options.get("transport")
@@ -122,19 +164,51 @@ class StructuredClient:
             return "openai"
         return "litellm" if mode == "strict" else "instructor"
 
+    def _bounded_openai(self, api_key: str | None) -> OpenAIClients | None:
+        """For litellm's OpenAI-compatible provider, OpenAI SDK clients whose answers are bounded in
+        bytes, with the endpoint and key litellm would have found; None where litellm reads alone
+        (another provider, or no endpoint and no key: litellm's own error then says so)."""
+        if self.transport == "openai" or not (self.config.model or "").startswith("openai/"):
+            return None
+        base = self.config.api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        return OpenAIClients(base, key) if base or key else None
+
+    def _forms(self) -> tuple[str, ...]:
+        chosen = self.config.options.get("forms")
+        where = f"tool.judge.judges.{self.config.name}.options.forms"
+        if chosen is None:
+            return LADDERS.get(self.config.mode, ()) if self.transport != "instructor" else ()
+        if self.transport == "instructor":
+            raise ConfigError("options.forms needs the direct client: mode tools or strict with an openai/... "
+                              "model (or options.transport)", field=where)
+        if not isinstance(chosen, list) or not chosen or any(f not in FORMS for f in chosen):
+            raise ConfigError(f"options.forms must be a non-empty list of {', '.join(FORMS)}", field=where)
+        return tuple(dict.fromkeys(chosen))
+
+    @property
+    def form(self) -> str:
+        """The form the next call starts with (judge.judges.answers), or the instructor mode."""
+        return self.forms[self._form_at] if self.forms else self.config.mode
+
+    def answer_tokens(self, model_cls: type[BaseModel]) -> int:
+        """The bound of one answer to `model_cls`, sent as `max_tokens` (module docs)."""
+        return self.config.max_tokens or answer_tokens(model_cls)
+
     # ------------------------------------------------------------ the request as sent
 
     def body(self, messages: list[dict[str, str]], model_cls: type[BaseModel]) -> dict[str, Any]:
-        """The request body this client sends for `messages` (messages, tools or response_format)."""
+        """The request body this client sends for `messages` in its current form (messages, tools or
+        response_format)."""
         if self.transport != "instructor":
-            return {"messages": messages, **schema_part(self.config.mode, model_cls)}
+            return {"messages": form_messages(self.form, messages, model_cls), **schema_part(self.form, model_cls)}
         from judge.judges.instructed import instructor_body
 
         return instructor_body(self.config.mode, messages, model_cls)
 
     def schema_tokens(self, model_cls: type[BaseModel]) -> int:
-        """Tokens a request carries besides its messages (judge.judges.tokens), once per model."""
-        return tokens.schema_tokens(lambda m: self.body(m, model_cls), (self.config.mode, model_cls))
+        """Tokens a request carries besides its messages (judge.judges.tokens), once per form and model."""
+        return tokens.schema_tokens(lambda m: self.body(m, model_cls), (self.form, model_cls))
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
         """The price of this usage in USD (None: the model has no known price), looked up once."""
@@ -170,7 +244,7 @@ class StructuredClient:
             except TimeoutError:  # asyncio.wait_for at the deadline
                 raise CallFailed(self._deadline(usage, last)) from None
             except Exception as exc:  # instructor wraps every failure; its cause tells what it was
-                cause = last = self._cause(exc)
+                cause = last = too_large(exc) or self._cause(exc)
                 if is_transient(cause, retryable) and usage.transport_retries < cfg.transport_retries:
                     usage.transport_retries += 1
                     pause = self._backoff(usage.transport_retries, cause)
@@ -192,6 +266,8 @@ class StructuredClient:
         """Close the HTTP connections this event loop opened."""
         if self._endpoint is not None:
             await self._endpoint.aclose()
+        if self._openai is not None:
+            await self._openai.aclose()
 
     async def _once(self, messages: list[dict[str, str]], model_cls: type[BaseModel], params: dict[str, Any],
                     usage: Usage, deadline: float) -> BaseModel:
@@ -201,32 +277,73 @@ class StructuredClient:
                 from judge.judges.instructed import InstructedClient
 
                 self._instructor = InstructedClient(self.config.mode)
+            usage.form = self.config.mode
             remaining = deadline - asyncio.get_running_loop().time()
             return await self._instructor.ask(self.config.model, messages, model_cls, usage,
                                               max_retries=self.config.max_retries, timeout=remaining,
+                                              max_tokens=self.answer_tokens(model_cls),
                                               **self._litellm_auth(), **extra)
         send = self._send_http if self.transport == "openai" else self._send_litellm
         return await self._direct(messages, model_cls, extra, usage, deadline, send)
 
     async def _direct(self, messages: list[dict[str, str]], model_cls: type[BaseModel], extra: dict[str, Any],
                       usage: Usage, deadline: float, send: Send) -> BaseModel:
-        """Send, validate once by `model_cls`, re-ask with the validation error (judge.judges.answers)."""
-        mode = self.config.mode
-        sent: list[dict[str, Any]] = [dict(m) for m in messages]
-        part = schema_part(mode, model_cls)
-        loop = asyncio.get_running_loop()
-        error: Exception = ValueError("no attempt was made")
-        for _ in range(self.config.max_retries + 1):
-            usage.attempts += 1
-            reply = await send(sent, part, extra, deadline - loop.time())
-            usage.input_tokens += reply.input_tokens
-            usage.output_tokens += reply.output_tokens
+        """Ask in the first form not known to be refused; move down the ladder when the endpoint
+        refuses or ignores one (module docs)."""
+        at = self._form_at
+        while True:
             try:
-                return model_cls.model_validate_json(answer_text(mode, reply))
+                return await self._in_form(self.forms[at], messages, model_cls, extra, usage, deadline, send,
+                                           last=at + 1 == len(self.forms))
+            except FormRefused as exc:
+                usage.refused.append(f"{self.forms[at]}: {exc}")
+                if at + 1 == len(self.forms):
+                    raise CallFailed(f"the endpoint took none of the forms {', '.join(self.forms)} "
+                                     f"({'; '.join(usage.refused)})") from None
+                at += 1
+                self._form_at = max(self._form_at, at)
+
+    async def _in_form(self, form: str, messages: list[dict[str, str]], model_cls: type[BaseModel],
+                       extra: dict[str, Any], usage: Usage, deadline: float, send: Send, *, last: bool) -> BaseModel:
+        """Send in `form`, validate once by `model_cls`, re-ask with the validation error (judge.judges.answers)."""
+        usage.form = form
+        sent = form_messages(form, messages, model_cls)
+        part = schema_part(form, model_cls)
+        bound = self.answer_tokens(model_cls)
+        error: Exception = ValueError("no attempt was made")
+        for attempt in range(self.config.max_retries + 1):
+            reply = await self._send(send, sent, part, extra, bound, usage, deadline)
+            if form in TOOL_FORMS and not reply.tool_calls and not reply.refusal and not last and attempt == 0:
+                raise FormRefused("the forced tool was not called (the answer came as text)")
+            try:
+                return model_cls.model_validate_json(answer_text(form, reply))
             except (ValidationError, ValueError) as exc:
                 error = exc
-            sent += reask(mode, reply, error)
+                if reply.finish_reason == "length":
+                    error = ValueError(f"the answer stopped at max_tokens={bound} before it was complete "
+                                       f"(answer in fewer words); {exc}")
+            usage.answer_errors.append(first_line(str(error), 300))
+            sent += reask(form, reply, error)
         raise InvalidAnswer(error)
+
+    async def _send(self, send: Send, messages: list[dict[str, Any]], part: dict[str, Any], extra: dict[str, Any],
+                    bound: int, usage: Usage, deadline: float) -> Completion:
+        """One request (two when the endpoint asks for `max_completion_tokens` instead of `max_tokens`)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            usage.attempts += 1
+            try:
+                reply = await send(messages, part, {**extra, self._token_param: bound}, deadline - loop.time())
+            except Exception as exc:
+                if not refused(exc):
+                    raise
+                if self._token_param == "max_tokens" and "max_completion_tokens" in str(exc):
+                    self._token_param = "max_completion_tokens"
+                    continue
+                raise FormRefused(f"{type(exc).__name__}: {first_line(str(exc), 200)}") from None
+            usage.input_tokens += reply.input_tokens
+            usage.output_tokens += reply.output_tokens
+            return reply
 
     async def _send_http(self, messages: list[dict[str, Any]], part: dict[str, Any], extra: dict[str, Any],
                          remaining: float) -> Completion:
@@ -241,15 +358,21 @@ class StructuredClient:
                                                max_retries=0, **part, **self._litellm_auth(), **extra)
         return Completion.from_response(response)
 
-    def _litellm_auth(self) -> dict[str, str]:
-        return {k: v for k, v in (("api_base", self.config.api_base), ("api_key", self.api_key)) if v}
+    def _litellm_auth(self) -> dict[str, Any]:
+        auth: dict[str, Any] = {k: v for k, v in (("api_base", self.config.api_base), ("api_key", self.api_key)) if v}
+        if self._openai is not None:
+            auth["client"] = self._openai.get()
+        return auth
 
     # ------------------------------------------------------------ what went wrong
 
     def _deadline(self, usage: Usage, cause: BaseException | None = None) -> str:
         last = f"; last error {type(cause).__name__}: {first_line(str(cause), 150)}" if cause is not None else ""
+        form = f", form {usage.form}" if usage.form else ""
         return (f"no answer within timeout_s={self.config.timeout_s:g} s (the deadline of the whole call, "
-                f"{usage.attempts} attempt(s), {usage.transport_retries} transport retries){last}")
+                f"{usage.attempts} attempt(s), {usage.transport_retries} transport retries{form}){last}; "
+                "a model on a local CPU may need a larger timeout_s or a smaller max_tokens (docs/judge.md, Local "
+                "models)")
 
     def _backoff(self, retry: int, exc: BaseException) -> float:
         hinted = retry_after(exc)
@@ -257,6 +380,7 @@ class StructuredClient:
 
     @staticmethod
     def _describe(cause: BaseException, usage: Usage, retryable: tuple[type[BaseException], ...]) -> str:
+        """The judge error's one line: what failed, how often, in which form."""
         if isinstance(cause, CallFailed):
             return str(cause)
         if isinstance(cause, InvalidAnswer):
@@ -265,5 +389,6 @@ class StructuredClient:
             return (f"{type(cause).__name__} after {usage.transport_retries + 1} tries: "
                     f"{first_line(str(cause), 200)}")
         if isinstance(cause, (ValidationError, ValueError)):
-            return f"invalid answer after {usage.attempts} attempts: {first_line(str(cause), 300)}"
+            form = f" (form {usage.form})" if usage.form else ""
+            return f"invalid answer after {usage.attempts} attempts{form}: {first_line(str(cause), 300)}"
         return f"{type(cause).__name__}: {first_line(str(cause), 300)}"

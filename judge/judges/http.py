@@ -12,6 +12,11 @@ side by side: 3.5 vs 1.35 ms a request). A pool belongs to the event loop that o
 transports do), so a judge used under two `asyncio.run`s opens one per loop; `aclose` closes the
 running loop's.
 
+An answer is read as a stream and bounded in bytes before it is parsed (`max_bytes`, by default
+judge.model.limits.MAX_ANSWER_BYTES; judge.judges.bounded): one longer, or announcing a longer
+Content-Length, raises AnswerTooLarge unread, so a broken or hostile endpoint cannot make the process
+hold its body.
+
 A non-2xx answer raises an `HTTPError` subclass named as litellm names it (RateLimitError,
 InternalServerError, ServiceUnavailableError, AuthenticationError, ...), with the response for its
 Retry-After; a connection failure APIConnectionError, a request timeout Timeout. No retry happens
@@ -27,6 +32,9 @@ import weakref
 from typing import Any
 
 import msgspec
+
+from judge.judges.bounded import read_bounded
+from judge.model.limits import MAX_ANSWER_BYTES
 
 OPENAI_BASE = "https://api.openai.com/v1"
 USER_AGENT = "judge-llm-client (httpx)"
@@ -112,7 +120,8 @@ class OpenAIEndpoint:
     """POST /chat/completions of one judge's endpoint (module docs). `api_key` is the key its
     `api_key_env` resolved to; `max_connections` bounds the pool (the judge's max_concurrency)."""
 
-    def __init__(self, api_base: str | None, api_key: str | None, *, max_connections: int = 8) -> None:
+    def __init__(self, api_base: str | None, api_key: str | None, *, max_connections: int = 8,
+                 max_bytes: int = MAX_ANSWER_BYTES) -> None:
         base = api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or OPENAI_BASE
         self.url = base.rstrip("/") + "/chat/completions"
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -124,6 +133,7 @@ class OpenAIEndpoint:
         if organization:
             self.headers["openai-organization"] = organization
         self.max_connections = max_connections
+        self.max_bytes = max_bytes
         self._pools: weakref.WeakKeyDictionary[Any, asyncio.LifoQueue] = weakref.WeakKeyDictionary()
         self._tls: Any = None
         self._target: Any = None  # `url` parsed once (httpx parses a str URL on every request: ~50 us)
@@ -162,8 +172,13 @@ class OpenAIEndpoint:
         try:
             if client is None:
                 client = self._new_client()
-            response = await client.post(self._target, content=self._encode(body),
-                                         timeout=httpx.Timeout(max(timeout, 0.001)))
+            request = client.build_request("POST", self._target, content=self._encode(body),
+                                           timeout=httpx.Timeout(max(timeout, 0.001)))
+            response = await client.send(request, stream=True)
+            try:
+                content = await read_bounded(response, self.url, self.max_bytes)
+            finally:
+                await response.aclose()
         except httpx.TimeoutException as exc:
             raise Timeout(f"no answer from {self.url} in time ({type(exc).__name__})") from None
         except httpx.TransportError as exc:
@@ -171,9 +186,9 @@ class OpenAIEndpoint:
         finally:
             slots.put_nowait(client)
         if response.status_code >= 300:
-            raise status_error(response.status_code, response.text[:500], response)
+            raise status_error(response.status_code, content[:500].decode("utf-8", "replace"), response)
         try:
-            data = self._decode(response.content)
+            data = self._decode(content)
         except msgspec.DecodeError as exc:
             raise InternalServerError(f"the endpoint answered with no JSON: {exc}", response) from None
         if not isinstance(data, dict):

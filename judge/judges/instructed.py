@@ -5,7 +5,9 @@ a provider that is not OpenAI-compatible (`anthropic/...`, `gemini/...`, `hosted
 `options.transport = "litellm"`), go through instructor, which knows how each provider carries a
 response schema, over litellm's `acompletion`. instructor validates the answer with the response
 model and re-asks `max_retries` times; litellm's own hidden retries are off (every request is
-counted in the call's usage).
+counted in the call's usage), and each validation error is recorded in it (instructor's
+`parse:error` hook). `max_tokens` travels as a litellm parameter (litellm names it as the provider
+wants).
 """
 
 from __future__ import annotations
@@ -68,7 +70,11 @@ class InstructedClient:
             usage.add(response)
             return response
 
+        def invalid(error: Any) -> None:
+            _USAGE.get().answer_errors.append(" ".join(str(error).split())[:300])
+
         self._client = instructor.from_litellm(completion, mode=instructor.Mode[mode.upper()])
+        self._client.on("parse:error", invalid)
 
     async def ask(self, model: str, messages: list[dict[str, str]], model_cls: type[BaseModel], usage: Any,
                   **kwargs: Any) -> BaseModel:

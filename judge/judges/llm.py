@@ -57,8 +57,9 @@ def count_text(text: str) -> int:
 
 def litellm_drift(messages: list[dict[str, str]]) -> int:
     """At most how many tokens litellm's own counter can add to ours: it counts a message in chunks
-    of 1,024 characters (about one token per chunk boundary)."""
-    return sum(len(m.get("content") or "") // tokens.CHUNK for m in messages)
+    of 1,024 characters, and a boundary inside a word can cost two tokens (measured: 816 -> 820 over
+    two boundaries of a drift.200 window), so two per boundary."""
+    return 2 * sum(len(m.get("content") or "") // tokens.CHUNK for m in messages)
 
 
 @dataclass
@@ -78,6 +79,9 @@ class CallRecord:
     estimated_tokens: int = 0
     latency_s: float = 0.0
     error: str | None = None
+    form: str | None = None  # how the last request asked for the schema (judge.judges.answers)
+    refused: list[str] = field(default_factory=list)  # forms the endpoint refused, each with why
+    answer_errors: list[str] = field(default_factory=list)  # why each invalid answer failed validation
     findings: list[JudgeFinding] | None = field(default=None, repr=False)
 
 
@@ -187,6 +191,7 @@ class LLMJudge:
             record.latency_s = round(time.perf_counter() - started, 6)
         record.attempts, record.transport_retries = usage.attempts, usage.transport_retries
         record.input_tokens, record.output_tokens = usage.input_tokens, usage.output_tokens
+        record.form, record.refused, record.answer_errors = usage.form, usage.refused, usage.answer_errors
         if record.findings is not None:
             self.call.store(key, {"findings": [f.model_dump() for f in record.findings], "attempts": record.attempts,
                                   "input_tokens": record.input_tokens, "output_tokens": record.output_tokens})

@@ -10,7 +10,7 @@ fails returns False, and a server that cannot be reached is a miss for the rest 
 connection attempt, `CONNECT_TIMEOUT_S`, not one per call), never silently: every lookup and write
 skipped is counted (`skipped_calls`), and each run graded while one was skipped carries a warning
 naming the cache (`skip_warnings`, read by judge.grade.session). The Python client is the optional
-`redis` extra (`pip install 'judge[redis]'`); without it a Redis cache is a ConfigError. Each
+`redis` extra (`pip install 'judge-drift[redis]'`); without it a Redis cache is a ConfigError. Each
 process opens its own connection pool (a pool must not cross a fork).
 """
 
@@ -69,7 +69,7 @@ class RedisVerdictCache:
         try:
             import redis  # noqa: F401 - the optional extra
         except ImportError as exc:
-            raise ConfigError("a Redis cache needs the redis client: pip install 'judge[redis]'",
+            raise ConfigError("a Redis cache needs the redis client: pip install 'judge-drift[redis]'",
                               field="cache") from exc
         self.url = url
         self.namespace = namespace

@@ -4,8 +4,12 @@
 whose `evidence_event` is a Literal of the shown event ids (or null); validators require evidence for
 `violated` and allow each key at most once. The schema sent is pydantic's without the property titles
 and `null` defaults (they cost tokens and say nothing the names do not); `strict_schema` is its form
-for strict structured outputs (every property required, nullable where optional). The client
-(judge.judges.client) sends it and re-asks with the validation error when an answer breaks it.
+for strict structured outputs (every property required, nullable where optional, and at most one
+finding per asked key: `maxItems`, so that a server that turns the schema into a grammar, as
+llama.cpp's does, ends the answer there instead of repeating keys until `max_tokens`). The client
+(judge.judges.client) sends it and re-asks with the validation error when an answer breaks it: a
+grammar enforces types and enums, not `confidence`'s range nor "each key once", so validation does.
+`answer_tokens(model)` is the default bound of one answer (the request's `max_tokens`).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
@@ -44,7 +48,21 @@ class _FindingBase(_Closed):
         return self
 
 
+TOKENS_PER_FINDING = 160  # a finding as small models write it (indented JSON, a 20-word rationale) is 50-70
+TOKENS_BASE = 128
+TOKENS_OTHER = 8192  # an answer model without findings per key (a ledger draft): lists of at most 60 items
+
+
+def answer_tokens(model: type[BaseModel]) -> int:
+    """The default bound of one answer to `model`, in tokens (the request's `max_tokens` when the
+    judge sets none): 128 + 160 per asked key for a verdict or summary audit, else 8,192."""
+    count = getattr(model, "key_count", 0)
+    return TOKENS_BASE + TOKENS_PER_FINDING * count if count else TOKENS_OTHER
+
+
 class _AnswerBase(_Closed):
+    key_count: ClassVar[int] = 0  # the asked keys: at most one finding each
+
     if TYPE_CHECKING:  # what every answer model defines (create_model below); not a field here, so
         findings: list[Any]  # the answer models' schemas stay as they are
 
@@ -88,6 +106,8 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = copy.deepcopy(json_schema(model))
     for node in [schema, *schema.get("$defs", {}).values()]:
         _strict(node)
+    if getattr(model, "key_count", 0):
+        schema["properties"]["findings"]["maxItems"] = model.key_count  # type: ignore[attr-defined]
     return schema
 
 
@@ -119,8 +139,13 @@ def _verdict_model(keys: tuple[str, ...], event_ids: tuple[str, ...]) -> type[Ba
         confidence=(float, Field(ge=0.0, le=1.0)),
         rationale=(str, ...),
     )
-    model = create_model("Verdict", __base__=_AnswerBase, findings=(list[finding], ...))
-    model.__doc__ = "One finding per asked key."
+    return _answer_model("Verdict", finding, len(dict.fromkeys(keys)), "One finding per asked key.")
+
+
+def _answer_model(name: str, finding: Any, keys: int, doc: str) -> type[BaseModel]:
+    model = create_model(name, __base__=_AnswerBase, findings=(list[finding], ...))
+    model.__doc__ = doc
+    model.key_count = keys
     return model
 
 
@@ -146,6 +171,4 @@ def summary_audit_model(keys: Sequence[str]) -> type[BaseModel]:
         confidence=(float, Field(ge=0.0, le=1.0)),
         rationale=(str, ...),
     )
-    model = create_model("SummaryAudit", __base__=_AnswerBase, findings=(list[finding], ...))
-    model.__doc__ = "One finding per asked ledger key."
-    return model
+    return _answer_model("SummaryAudit", finding, len(dict.fromkeys(keys)), "One finding per asked ledger key.")

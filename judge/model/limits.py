@@ -5,6 +5,9 @@
 - `MAX_LINE_BYTES`: one JSONL line (a trace event, an imported span). A line is parsed whole, so
   a file without newlines (`/dev/zero`, a binary) must not be read into memory as one.
 - `MAX_FILE_BYTES`: a file read whole (a scenario, a suite manifest, a labels file).
+- `MAX_ANSWER_BYTES`: one HTTP answer of an LLM endpoint, read before it is parsed. An answer bounded
+  by `max_tokens` is a few kilobytes (8,192 tokens of escaped JSON stay under 200 KB); a broken or
+  hostile server's 200 MB body parsed whole took the process from 0.33 to 2.19 GB.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 MAX_DEPTH = 200
 MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
 
 
 class DepthError(ValueError):

@@ -156,6 +156,13 @@ class RequestUsage(Strict):
         "configured mode (litellm's gpt-4o arithmetic)"))
     input_tokens: int = Field(description="what the provider reported (`usage`), summed over the attempts")
     output_tokens: int
+    form: str | None = Field(default=None, description=(
+        "how the last request asked for the answer's schema: tool, tool_required, json_schema or plain_json "
+        "(the direct client), else the instructor mode"))
+    refused_forms: list[str] = Field(default_factory=list, description=(
+        "the forms the endpoint refused or ignored before it, each with the reason"))
+    answer_errors: list[str] = Field(default_factory=list, description=(
+        "why each answer that did not validate failed (sent back with the re-ask, but the last)"))
 
 
 class Cost(Strict):

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from judge.render.kinds import kind_rows
     from judge.render.kinds import markdown_table as kinds_markdown
     from judge.render.ledger import ledger_json, render_ledger
+    from judge.render.report import render_flagged, run_status
     from judge.render.report import render_terminal as render_report
-    from judge.render.report import run_status
     from judge.render.report import to_json as report_to_json
     from judge.render.report import to_junit as report_to_junit
     from judge.render.report import to_markdown as report_to_markdown
@@ -49,6 +49,7 @@ _EXPORTS = {
     "kind_rows": "judge.render.kinds", "kinds_markdown": "judge.render.kinds:markdown_table",
     "ledger_json": "judge.render.ledger", "render_ledger": "judge.render.ledger",
     "render_report": "judge.render.report:render_terminal", "run_status": "judge.render.report",
+    "render_flagged": "judge.render.report",
     "report_to_json": "judge.render.report:to_json", "report_to_junit": "judge.render.report:to_junit",
     "report_to_markdown": "judge.render.report:to_markdown",
     "cell": "judge.render.style", "table": "judge.render.style", "render_table": "judge.render.style:render",
@@ -62,7 +63,8 @@ __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
     "cell", "content_security_policy", "corpus_page", "corpus_to_json", "grade_page", "index_page", "json_chunks",
     "kind_rows", "kinds_markdown", "ledger_json", "render_align", "render_align_local", "render_audit", "render_bias",
-    "render_checks", "render_continuation", "render_corpus", "render_corpus_diff", "render_drive", "render_ledger",
+    "render_checks", "render_continuation", "render_corpus", "render_corpus_diff", "render_drive", "render_flagged",
+    "render_ledger",
     "render_report", "render_runs", "render_runs_diff", "render_settings", "render_suite", "render_table",
     "report_to_json", "report_to_junit", "report_to_markdown", "run_status", "suite_page", "suite_to_json",
     "suite_to_junit", "suite_to_markdown", "table"

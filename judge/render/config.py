@@ -1,5 +1,6 @@
 """Terminal renderings of `judge config show` (each setting, its value and where it comes from) and
-`judge config check` (each judge: can it grade, its calibration, whether it is binding)."""
+`judge config check` (each judge: can it grade, its calibration, whether it is binding, and with
+--probe what one real request found)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from rich.text import Text
 
 from judge.config import Setting
 from judge.grade.judges_check import JudgeCheck
+from judge.judges.probe import Probe
 from judge.render import style
 
 
@@ -45,5 +47,21 @@ def render_checks(checks: list[JudgeCheck], console: Console) -> None:
                                              f" ({'; '.join(c.calibration_reasons)})" if c.calibration_reasons else ""))
             if c.binding_reason:
                 _indented(console, Text(c.binding_reason))
+        if c.probe is not None:
+            for line in probe_lines(c.probe):
+                _indented(console, line)
     bad = sum(not c.ok for c in checks)
     console.print(Text(f"{len(checks) - bad}/{len(checks)} judges can grade", "bold red" if bad else "bold green"))
+
+
+def probe_lines(probe: Probe) -> list[Text]:
+    """`probe: form F answered in S s, IN+OUT tokens, N request(s), max_tokens M`, then what was refused."""
+    said = (f"form {probe.form} answered" if probe.ok else f"no valid answer (last form {probe.form or '-'})")
+    lines = [Text.assemble(("probe: ", "bold"), (said, "green" if probe.ok else "red"),
+                           f" in {probe.latency_s:.1f} s, {probe.input_tokens}+{probe.output_tokens} tokens, "
+                           f"{probe.requests} request(s), max_tokens {probe.max_tokens}")]
+    lines += [Text.assemble(("refused: ", "yellow"), r) for r in probe.refused]
+    lines += [Text.assemble(("invalid answer: ", "yellow"), e) for e in probe.answer_errors]
+    if probe.timeout_note:
+        lines.append(Text.assemble(("warning: ", "yellow"), probe.timeout_note))
+    return lines

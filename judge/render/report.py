@@ -10,7 +10,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from judge.model import Finding, GradeReport, Recovery, RunReport
+from judge.model import Cost, Finding, GradeReport, Recovery, RunReport
 from judge.render import style
 from judge.render.fingerprint import judge_label as _judge_label
 from judge.render.fingerprint import judge_trust as _judge_trust
@@ -48,10 +48,13 @@ def _is_divergence(run: RunReport, after_turn: int, f: Finding) -> bool:
 
 
 def _finding_note(f: Finding, *, brief: bool = False) -> str:
+    abstained = f.judge_verdict == "unassessed"  # the judge's reason is shown: what it read and could not tell
     quiet = brief and f.verdict in ("upheld", "not-exercised", "unassessed") and not (
-        f.disagreement or f.unguarded)
+        f.disagreement or f.unguarded or abstained)
     parts = [] if quiet else [f.detail or ""]
-    if f.judge_verdict and f.source == "deterministic" and (f.disagreement or not brief):
+    if abstained and f.source != "judge" and f.rationale:
+        parts.append(f"judge {f.rationale}")
+    if f.judge_verdict and not abstained and f.source == "deterministic" and (f.disagreement or not brief):
         said = f"judge said {f.judge_verdict}" + (" (overridden)" if f.overridden else "")
         if f.disagreement and f.rationale:  # what a reviewer of the disagreement needs first
             said += f": {f.rationale}"
@@ -157,9 +160,19 @@ def render_run(run: RunReport, console: Console) -> None:
         c = run.cost
         _said(console, f"judge: {c.judge_calls} calls, {c.cache_hits} cache hits, {c.judge_errors} errors, "
                        f"{c.input_tokens}+{c.output_tokens} tokens"
-                       + (f", ${c.cost_usd:.4f}" if c.cost_usd is not None else ""))
+                       + (f", ${c.cost_usd:.4f}" if c.cost_usd is not None else "") + forms_text(c))
     for w in run.warnings:
         _said(console, ("warning: ", "yellow"), w)
+
+
+def forms_text(cost: Cost) -> str:
+    """`, form F` (the forms the judge's requests were asked in) and `(refused: G, H)`, when the
+    endpoint refused one; empty when no request says (cached, or an older report)."""
+    forms = list(dict.fromkeys(r.form for r in cost.requests if r.form))
+    refused = list(dict.fromkeys(f.split(":", 1)[0] for r in cost.requests for f in r.refused_forms))
+    if not forms:
+        return ""
+    return f", form {', '.join(forms)}" + (f" (refused: {', '.join(refused)})" if refused else "")
 
 
 def recovery_text(key: str, rec: Recovery, code: str = "") -> str:
@@ -207,6 +220,30 @@ def render_terminal(report: GradeReport, console: Console) -> None:
         render_run(run, console)
         console.print()
     console.print(f"[bold]{_tally(report)}[/]")
+
+
+def flagged_lines(report: GradeReport) -> list[str]:
+    """One line per flagged finding: the run, the checkpoint, the key and its event, then what the
+    judge read and why (its rationale) and that a person decides. What `judge grade -q` still prints:
+    a flag on a safety-critical key makes the run inconclusive, and exit code 3 alone says not why."""
+    lines = []
+    for run in report.runs:
+        for cp in run.checkpoints:
+            for f in cp.findings:
+                if f.verdict != "flagged":
+                    continue
+                at = f" at {f.evidence_event}" if f.evidence_event else ""
+                critical = ", safety-critical: the run is inconclusive" if f.sensitivity == "safety-critical" else ""
+                why = f.rationale or f.detail or "no reason given"
+                lines.append(f"flagged {run.scenario} / {run.run_id} after turn {cp.after_turn}: {f.key}{at}: {why} "
+                             f"(a judge that is not binding said violated; a person decides{critical})")
+    return lines
+
+
+def render_flagged(report: GradeReport, console: Console) -> None:
+    """`flagged_lines`, wrapped to the console (the text is never markup)."""
+    for line in flagged_lines(report):
+        console.print(Text(line))
 
 
 def _tally(report: GradeReport) -> str:

@@ -1,0 +1,64 @@
+"""A judge answer is bounded in bytes before it is parsed (issue 39): a server that answers a 64 MB
+body costs the judge no more than the bound (judge.model.limits.MAX_ANSWER_BYTES) and one counted
+judge error that names it, never retried, on the direct client and through litellm's OpenAI
+provider (options.transport = "litellm", and the instructor modes)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import pytest
+from llm_server import Reply, llm_server  # noqa: F401  (fixture)
+from test_llm_judge import MODEL, make_judge, run  # noqa: F401
+
+from judge.judges.llm import libs
+from judge.model.limits import MAX_ANSWER_BYTES
+
+HUGE = 64 * 1024 * 1024
+
+
+@pytest.fixture(autouse=True)
+def _test_model(monkeypatch):
+    monkeypatch.setenv("JUDGE_TEST_KEY", "sk-test-not-a-secret")
+    libs()[0].register_model({MODEL: {"input_cost_per_token": 1e-6, "output_cost_per_token": 3e-6,
+                                      "litellm_provider": "openai", "mode": "chat", "max_tokens": 4096}})
+
+
+@pytest.mark.parametrize("settings", [
+    {},  # the direct client, mode tools
+    {"mode": "strict", "options": {"transport": "litellm"}},  # litellm's acompletion
+    {"mode": "json"},  # instructor over litellm
+], ids=["direct", "litellm", "instructor"])
+@pytest.mark.parametrize("announce", [False, True], ids=["chunked", "content-length"])
+def test_a_huge_answer_is_refused_unread_and_named(make_judge, llm_server, settings, announce):  # noqa: F811
+    judge = make_judge(cache=False, transport_retries=2, timeout_s=30, **settings)
+    llm_server.reset()
+    assert run(judge).error is None  # a first call loads what the path imports, before memory is traced
+    llm_server.reset(*[Reply(body_bytes=HUGE, announce=announce)] * 3)
+    tracemalloc.start()
+    try:
+        result = run(judge)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.verdict is None and f"exceeds the bound of {MAX_ANSWER_BYTES:,} bytes" in result.error
+    assert len(llm_server.bodies) == 1 and result.extra["calls"][0]["transport_retries"] == 0  # not retried
+    assert peak < 4 * MAX_ANSWER_BYTES, f"peak {peak / 2**20:.0f} MB for a {HUGE >> 20} MB answer"
+
+
+def test_litellm_gets_the_bounded_client_only_where_it_would_reach_an_openai_endpoint(monkeypatch):
+    from judge.config import JudgeConfig
+    from judge.judges.client import StructuredClient
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+
+    def bounded(model: str, api_base: str | None = None, key: str | None = None):
+        config = JudgeConfig(backend="llm", model=model, mode="json", api_base=api_base, cache=False)
+        return StructuredClient(config, key)._openai
+
+    assert bounded("openai/m") is None  # no endpoint, no key: litellm's own error says what is missing
+    assert bounded("anthropic/claude-x", key="k") is None  # another provider: litellm's own clients
+    assert bounded("openai/m", api_base="http://127.0.0.1:9/v1").api_base == "http://127.0.0.1:9/v1"
+    monkeypatch.setenv("OPENAI_API_BASE", "http://127.0.0.1:8/v1")  # litellm's name for it, not the SDK's
+    assert bounded("openai/m").api_base == "http://127.0.0.1:8/v1"
