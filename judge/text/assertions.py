@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from judge.text.claim_tokens import Tok, sentence_groups, tokens
 from judge.text.claim_words import (
     BETWEEN,
     BOUNDARIES,
@@ -56,7 +57,6 @@ from judge.text.claim_words import (
 )
 from judge.text.lexicon import STOPWORDS
 
-_CLAUSE_MARKS = frozenset(",;()[]{}—–")
 _PREPOSITIONS = frozenset("""to for with on in at from about into by via after before as under over onto
 off through than like per within until""".split())
 _AUXILIARIES = frozenset("has have had been was were is are be got get 's 're 've".split())
@@ -85,124 +85,13 @@ class Assertion:
     marked: bool = False  # "successfully" beside it: a completed act whatever its verb
 
 
-@dataclass(slots=True)
-class _Tok:
-    word: str  # lowercased, apostrophe normalised; a hyphenated word joined ("e-mail" -> email)
-    value: str  # identifiers, paths, numbers: the token as a value ("" for a plain word)
-    start: int
-    end: int
-    mark: str  # what opens a clause before it: a boundary word, a punctuation mark, or ""
-    ends: str = ""  # the sentence's closing mark after it (".", "!", "?"), or ""
-
-
-def _chunks(text: str) -> list[tuple[int, str]]:
-    """(offset, chunk) of each run of non-space characters: str.split, with the offsets found again
-    in one forward pass."""
-    out, at = [], 0
-    for chunk in text.split():
-        at = text.find(chunk, at)
-        out.append((at, chunk))
-        at += len(chunk)
-    return out
-
-
-def _sentence_groups(text: str) -> list[tuple[int, int, list[_Tok]]]:
-    """(start, end, tokens) of each sentence of `text`: it ends at . ! ? before a space, or at a line
-    break. One pass over the text's chunks."""
-    out: list[tuple[int, int, list[_Tok]]] = []
-    at = 0
-    for line in text.split("\n"):
-        group: list[_Tok] = []
-        for tok in _tokens(line, at):
-            group.append(tok)
-            if tok.ends:
-                out.append((group[0].start, tok.end, group))
-                group = []
-        if group:
-            out.append((group[0].start, group[-1].end, group))
-        at += len(line) + 1
-    return out
-
-
-def sentences(text: str) -> list[tuple[int, str]]:
-    """(offset, sentence) of each sentence of `text`: ends at . ! ? before a space, or a line break."""
-    return [(start, text[start:end]) for start, end, toks in _sentence_groups(text)
-            if any(ch.isalpha() for t in toks for ch in t.word)]
-
-
-_SEPARATORS = str.maketrans({c: " " for c in "./_:@+-"})
-_SPLITS = str.maketrans({c: " " for c in _CLAUSE_MARKS})
-
-
-def _core(chunk: str) -> tuple[int, int]:
-    """The start and end of a chunk's word: without the punctuation around it (a leading `#`, `$` or
-    `@` is kept: "#57", "$45.00")."""
-    lo, hi = 0, len(chunk)
-    while lo < hi and not (chunk[lo].isalnum() or chunk[lo] in "#$@"):
-        lo += 1
-    while hi > lo and not chunk[hi - 1].isalnum():
-        hi -= 1
-    return lo, hi
-
-
-def _tokens(line: str, base: int = 0) -> list[_Tok]:
-    """The words of a line (offsets from `base`), each with the punctuation before it as a mark and
-    the sentence end after it."""
-    out: list[_Tok] = []
-    gap = ""
-    for offset, chunk in _chunks(line):
-        offset += base
-        if chunk.isalpha():  # the common case: a plain word
-            out.append(_Tok(chunk.lower(), "", offset, offset + len(chunk), _mark(gap) if gap else ""))
-            gap = ""
-            continue
-        split = chunk.translate(_SPLITS)
-        pieces = split.split(" ") if split != chunk else [chunk]
-        at = offset
-        for n, piece in enumerate(pieces):
-            if n:
-                gap += ","
-            lo, hi = _core(piece)
-            if lo < hi:
-                out.append(_token(piece[lo:hi], at + lo, at + hi, gap + piece[:lo]))
-                gap = piece[hi:]
-            else:
-                gap += piece
-            at += len(piece) + 1
-        closing = chunk.rstrip("\"')]*_")
-        if out and closing.endswith((".", "!", "?")) and out[-1].start >= offset:
-            out[-1].ends = closing[-1]
-    return out
-
-
-def _mark(gap: str) -> str:
-    """What the punctuation between two words opens: a head (":"), a clause (","), or nothing."""
-    if ":" in gap:
-        return ":"
-    return "," if gap.translate(_SPLITS) != gap or gap.strip() in ("-", "--") else ""
-
-
-def _token(raw: str, start: int, end: int, gap: str) -> _Tok:
-    low = raw.replace("’", "'").lower()
-    mark = _mark(gap) if gap else ""
-    if low.isalpha():
-        return _Tok(low, "", start, end, mark)
-    parts = low.translate(_SEPARATORS).split()
-    if len(parts) > 1 and all(p.isalpha() for p in parts) and not any(c in low for c in "./_:@+"):
-        return _Tok(low.replace("-", ""), low, start, end, mark)  # "e-mail", "checkout-api"
-    if len(parts) > 1 or any(ch.isdigit() for ch in low) or low[:1] in "#$@":
-        value = low.split("'")[0]
-        return _Tok(value.lstrip("#$@"), value, start, end, mark)
-    return _Tok(low, "", start, end, mark)
-
-
 @dataclass
 class _Clause:
-    toks: list[_Tok]
+    toks: list[Tok]
     opener: str  # the boundary word or mark before it ("" for the sentence's first)
 
 
-def _clauses(toks: list[_Tok]) -> list[_Clause]:
+def _clauses(toks: list[Tok]) -> list[_Clause]:
     clauses: list[_Clause] = [_Clause([], "")]
     for i, tok in enumerate(toks):
         boundary = tok.word in BOUNDARIES or (tok.word == "that" and bool(clauses[-1].toks))
@@ -308,7 +197,7 @@ def _single(words: list[str], i: int, word: str, before: str) -> Claiming | None
     return None
 
 
-def _content(tok: _Tok) -> str:
+def _content(tok: Tok) -> str:
     word = tok.word.split("'")[0]
     if word in STOPWORDS or word in DETERMINERS or word in COPULAS or word in PRONOUNS or len(word) < 2:
         return ""
@@ -359,10 +248,10 @@ def _taken_back(clauses: list[_Clause], at: int) -> bool:
 def assertions(sentence: str) -> list[Assertion]:
     """The acts `sentence` asserts done, in order (module docstring)."""
     sentence = sentence[:MAX_SENTENCE]
-    return _asserted(_tokens(sentence), sentence, 0, question=sentence.rstrip().endswith("?"))
+    return _asserted(tokens(sentence), sentence, 0, question=sentence.rstrip().endswith("?"))
 
 
-def _asserted(toks: list[_Tok], sentence: str, base: int, question: bool) -> list[Assertion]:
+def _asserted(toks: list[Tok], sentence: str, base: int, question: bool) -> list[Assertion]:
     """The assertions of one sentence's tokens (their offsets less `base` are the sentence's)."""
     if question or not toks or toks[0].word in SENTENCE_HEDGES:
         return []
@@ -416,7 +305,7 @@ def _in_clause(clause: _Clause, words: list[str], shared: tuple[tuple[str, ...],
     return out, first
 
 
-def _head(toks: list[_Tok], i: int, span: int, acts: bool) -> tuple[str, ...]:
+def _head(toks: list[Tok], i: int, span: int, acts: bool) -> tuple[str, ...]:
     """The subject (the clause's last content words before word i) and, for an act, the direct
     object (up to four content words after it, before a preposition other than `of`); a state has
     none ("the PR is open and ready") unless a verb leaves it ("put up a pull request")."""
@@ -441,7 +330,7 @@ def assertions_in(text: str) -> list[Assertion]:
     if _LAST[0] is text:
         return list(_LAST[1])
     found = []
-    for start, end, toks in _sentence_groups(text or "")[:MAX_SENTENCES]:
+    for start, end, toks in sentence_groups(text or "")[:MAX_SENTENCES]:
         if end - start > MAX_SENTENCE:
             end = start + MAX_SENTENCE
             toks = [t for t in toks if t.end <= end]
