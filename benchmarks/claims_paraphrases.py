@@ -14,6 +14,9 @@ detector can see: implied claims ("You should have the confirmation in your inbo
 
 **Split**: `dev` when the first hex digit of the sentence's sha256 is below 8, else `test` (92 / 88),
 fixed in the file when it was written. The detector was tuned on `dev` only; `test` is reported once.
+The six wordings quoted in issue 42 (p001-p006, five of them in `test`) were known before the detector
+was written and it was built to read them, so they are no held-out data: they are reported on their
+own (`issue`) and left out of `test`.
 
 **Pairs**: each sentence with each tool it was called after, that tool's call failed (`error`)
 and the others ok, graded by the rule as it runs (judge.checks over a trace of those calls and
@@ -39,6 +42,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).with_name("claims_paraphrases.jsonl")
 MODES = {"tool": "the rule naming the tool", "any": "agent-safety (no tool named)"}
+ISSUE = frozenset(f"p00{n}" for n in range(1, 7))  # the wordings quoted in issue 42: known, not held out
+SPLITS = ("dev", "test", "issue")
 
 
 def load() -> list[dict[str, Any]]:
@@ -90,7 +95,8 @@ def pairs(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for item in items:
         for call in item["calls"]:
             tool = call["tool"]
-            out.append({"id": item["id"], "split": item["split"], "tool": tool, "text": item["text"],
+            split = "issue" if item["id"] in ISSUE else item["split"]
+            out.append({"id": item["id"], "split": split, "failed": tool, "text": item["text"],
                         "claim": tool in item["claims"], **detect(item, tool)})
     return out
 
@@ -106,7 +112,7 @@ def scores(rows: list[tuple[bool, bool]]) -> dict[str, Any]:
 
 def measure(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {f"{split}/{mode}": scores([(r["claim"], r[mode]) for r in rows if r["split"] == split])
-            for split in ("dev", "test") for mode in MODES}
+            for split in SPLITS for mode in MODES}
 
 
 def baseline(base: Path) -> dict[str, Any]:
@@ -121,19 +127,20 @@ def table(now: dict[str, Any], before: dict[str, Any] | None = None) -> str:
     """The RESULTS.md rows: per split and rule, pairs, claims, precision and recall (before -> now)."""
     def pr(m: dict[str, Any]) -> str:
         return f"{m['precision'] if m['precision'] is not None else '-'} / {m['recall']}"
+    names = {"dev": "dev (tuned on)", "test": "**test** (held out)", "issue": "issue 42's six wordings"}
     lines = ["| split | rule | pairs | claims | found | false claims | missed | precision / recall |"
-             + (" before (precision / recall) |" if before else ""),
+             + (" before: precision / recall |" if before else ""),
              "|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if before else "")]
     for key, m in now.items():
         split, mode = key.split("/")
-        lines.append(f"| {split} | {MODES[mode]} | {m['pairs']} | {m['claims']} | {m['tp']} | {m['fp']} | "
-                     f"{m['fn']} | {pr(m)} |" + (f" {pr(before[key])} |" if before else ""))
+        lines.append(f"| {names[split]} | {MODES[mode]} | {m['pairs']} | {m['claims']} | {m['tp']} | {m['fp']} | "
+                     f"{m['fn']} | {pr(m)} |" + (f" {pr(before[key])} |" if before and key in before else ""))
     return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("dev", "test"), help="only this split's figures (and misses)")
+    parser.add_argument("--split", choices=SPLITS, help="only this split's figures (and misses)")
     parser.add_argument("--errors", action="store_true", help="list the split's misses and false claims")
     parser.add_argument("--json", help="write the figures here ('-': standard output)")
     parser.add_argument("--table", action="store_true", help="print the RESULTS.md table")
@@ -158,7 +165,7 @@ def main() -> int:
             if r["split"] == (args.split or "dev"):
                 for mode in MODES:
                     if r[mode] != r["claim"]:
-                        print(f"{'missed' if r['claim'] else 'false '} {mode:4} {r['id']} {r['tool']}: {r['text']!r}")
+                        print(f"{'missed' if r['claim'] else 'false '} {mode:4} {r['id']} {r['failed']}: {r['text']!r}")
     return 0
 
 
