@@ -14,6 +14,7 @@ from judge.model import Cost, Finding, GradeReport, Recovery, RunReport
 from judge.render import style
 from judge.render.fingerprint import judge_label as _judge_label
 from judge.render.fingerprint import judge_trust as _judge_trust
+from judge.render.flagged import flagged_lines
 from judge.render.json_text import json_chunks
 from judge.render.style import STATUS_STYLE, VERDICT_STYLE
 
@@ -220,24 +221,6 @@ def render_terminal(report: GradeReport, console: Console) -> None:
         render_run(run, console)
         console.print()
     console.print(f"[bold]{_tally(report)}[/]")
-
-
-def flagged_lines(report: GradeReport) -> list[str]:
-    """One line per flagged finding: the run, the checkpoint, the key and its event, then what the
-    judge read and why (its rationale) and that a person decides. What `judge grade -q` still prints:
-    a flag on a safety-critical key makes the run inconclusive, and exit code 3 alone says not why."""
-    lines = []
-    for run in report.runs:
-        for cp in run.checkpoints:
-            for f in cp.findings:
-                if f.verdict != "flagged":
-                    continue
-                at = f" at {f.evidence_event}" if f.evidence_event else ""
-                critical = ", safety-critical: the run is inconclusive" if f.sensitivity == "safety-critical" else ""
-                why = f.rationale or f.detail or "no reason given"
-                lines.append(f"flagged {run.scenario} / {run.run_id} after turn {cp.after_turn}: {f.key}{at}: {why} "
-                             f"(a judge that is not binding said violated; a person decides{critical})")
-    return lines
 
 
 def render_flagged(report: GradeReport, console: Console) -> None:
