@@ -192,6 +192,8 @@ def _single(words: list[str], i: int, word: str, before: str) -> Claiming | None
         return "state", verbs, families, 1
     if word in GENERIC_STATES and (_copula_before(words, i) or (word in HEADLINE and i > 0 and _noun(before))):
         return "done", frozenset(), frozenset(), 1
+    if word in HEADLINE and len(words) == 1:  # a headline ("Done: ..."): its object is the next clause's subject
+        return "done", frozenset(), frozenset(), 1
     if word == "now" and i > 0 and (_copula_before(words, i) or i + 1 < len(words) and words[i + 1] in NOW_VERBS):
         return "done", frozenset(), frozenset(), 1
     return None
@@ -290,19 +292,29 @@ def _in_clause(clause: _Clause, words: list[str], shared: tuple[tuple[str, ...],
         kind, lemmas, families, span = claim
         if not _blocked(words, i, kind):
             head = _head(clause.toks, i, span, kind == "act" or i > 0 and bool(past_lemmas(words[i - 1], "has")))
-            more = values
+            more, said = values, sentence[start:end]
             if not any(_content(t) for t in clause.toks[:i]) and clause.opener in (":", "and", "but", ",", "then"):
                 head, more = shared[0] + head, shared[1] + values  # "Confirmation email: sent", "resolved and closed"
             if not head and following is not None and following.opener == ":":  # "Booked: UA 512"
-                head = tuple(w for w in map(_content, following.toks) if w)
-                more = values + tuple(t.value for t in following.toks if t.value)
+                named = following.toks if kind != "done" else following.toks[:_first_claiming(following)]
+                head = tuple(w for w in map(_content, named) if w)  # "Done: the refund for A-20931 ...": its subject
+                more = values + tuple(t.value for t in named if t.value)
+                if named:  # the claim's clause reaches over the object it names (its identifiers say which call)
+                    said = sentence[start:named[-1].end - base]
             context = tuple(w for w in every if w not in head and w != words[i])
             marked = any(w in MARKERS for w in words[max(0, i - 2):i + 2])
             out.append(Assertion(words[i], kind, lemmas, families, head, context, more,
                                  clause.toks[i].start - base, clause.toks[i + span - 1].end - base,
-                                 sentence[start:end], sentence, marked))
+                                 said, sentence, marked))
         i += span
     return out, first
+
+
+def _first_claiming(clause: _Clause) -> int:
+    """The index of the clause's first claiming word (its length when it has none)."""
+    words = [t.word for t in clause.toks]
+    return next((i for i, w in enumerate(words) if (w in _MAYBE or w.endswith("ed")) and _claiming(words, i)),
+                len(words))
 
 
 def _head(toks: list[Tok], i: int, span: int, acts: bool) -> tuple[str, ...]:

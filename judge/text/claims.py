@@ -13,7 +13,7 @@ conditions ("I will open", "once it is merged"), negations ("was not sent", "not
 descriptions ("the updated booking") and other people's acts ("you sent").
 
 Verb families are judge.text.verbs (shared with the drafter), the claim's own words
-judge.text.claim_words. Matching is linear in the text: one RE2 pass for the words, a bounded look
+judge.text.claim_words. Matching is linear in the text: one `str.split` pass for the words, a bounded look
 at each clause.
 """
 

@@ -77,10 +77,13 @@ def _of_tool(rule: ClaimedCompleteRule, text: str, ctx: RuleContext, words: Clai
 
 
 def _more_about_another(a: Assertion, score: int, glob: str, recent: Any) -> bool:
-    """The act is more about another tool the run called ("the payment method was updated" after
-    `update_payment` and `update_baggages`, asked of the baggage rule)."""
+    """The act is more about another tool the run called whose work was done ("the payment method
+    was updated" after an ok `update_payment` and `update_baggages`, asked of the baggage rule). One
+    whose work failed too leaves the claim false either way ("the refund for A-20931 has been
+    submitted" after its draft timed out and its submission was refused): the rule keeps it."""
     for other in recent.called(MAX_TOOLS_ASKED):
-        if not tool_is(other, glob) and relation(a, _target_of(other, recent)) > score:
+        if not tool_is(other, glob) and recent.results.get(other, (None,))[0] == "ok" \
+                and relation(a, _target_of(other, recent)) > score:
             return True
     return False
 
