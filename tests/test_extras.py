@@ -170,3 +170,27 @@ def test_engine_ray_without_the_ray_extra(monkeypatch):
     with pytest.raises(MissingExtraError, match=re.escape("--engine ray needs the ray extra: pip install "
                                                           "'judge-drift[ray]'")):
         _import_ray()
+
+
+def test_an_endpoint_agent_without_the_drive_extra(monkeypatch):
+    from judge.suite.drive.endpoint import EndpointAgent
+
+    _block(monkeypatch, "openai")
+    with pytest.raises(MissingExtraError, match=re.escape("the endpoint agent 'bot' needs the drive extra: "
+                                                          "pip install 'judge-drift[drive]'")):
+        EndpointAgent(base_url="http://127.0.0.1:9/v1", model="m", name="bot")
+
+
+def test_another_embedding_model_without_the_sentence_transformers_extra(monkeypatch, tmp_path):
+    """Only a model other than the bundled one needs torch; the bundled one needs the local extra."""
+    from judge.text import minilm
+
+    _block(monkeypatch, "torch")
+    monkeypatch.setattr(minilm, "_runtimes_found", set())
+    with pytest.raises(MissingExtraError, match=re.escape(
+            f"the embedding model {tmp_path} needs the sentence-transformers extra: "
+            "pip install 'judge-drift[sentence-transformers]'")):
+        minilm.load_embedding_model(str(tmp_path))
+    _block(monkeypatch, "onnxruntime")
+    with pytest.raises(MissingExtraError, match=re.escape("needs the local extra")):
+        minilm.load_embedding_model(minilm.DEFAULT_MODEL)
