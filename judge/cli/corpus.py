@@ -14,7 +14,7 @@ from typing import Any
 import typer
 
 from judge.cli.common import console, refuse_overwriting_inputs, user_errors, write_output
-from judge.errors import UsageError
+from judge.errors import UsageError, require_extra
 
 
 def grade_corpus_files(paths: list[Path], policy: str, *, judge: str | None, config: Path | None,
@@ -59,6 +59,7 @@ def diff_command(
     """Say which policy keys' violation rates moved between two corpus reports: a two-proportion z-test per key
     on the observed counts, Holm-corrected over the keys. Exit 0: no safety-critical rate rose significantly;
     1: one did; 2: bad input; 4: internal error."""
+    require_extra("calibration", "judge corpus diff")
     from judge.api import diff_corpora, load_corpus_report
     from judge.render import json_chunks, render_corpus_diff
 

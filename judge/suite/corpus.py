@@ -27,7 +27,7 @@ from typing import Any
 import msgspec
 
 from judge import __version__
-from judge.errors import JudgeInputError
+from judge.errors import JudgeInputError, require_extra
 from judge.grade import GradeSession
 from judge.ledger import policy_ledger
 from judge.model.corpus import CorpusReport, FailingRun, KeyRate, RateInterval
@@ -161,6 +161,8 @@ def grade_corpus(paths: Sequence[str | Path], policy: str, *, judge_name: str | 
 
     if sample_size < 0:
         raise JudgeInputError("must be 0 or more", field="--sample")
+    # before any trace is graded: the report's rates have intervals (scipy) and bootstraps (numpy)
+    require_extra("calibration", "a corpus report (its violation rates)")
     pol = _policy_ref(policy, Path.cwd(), field="--policy")
     assert pol is not None  # a policy was given
     ledger = policy_ledger(pol, allow_draft=allow_draft)
