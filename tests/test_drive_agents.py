@@ -253,6 +253,14 @@ def test_an_action_list_is_several_calls_and_a_live_result_is_kept():
         parse_reply('{"text": "a", "status": "ok"}', "agent")
 
 
+def _sigint_as_a_terminal_has_it() -> None:
+    """SIGINT's default action in the child: a suite started in the background by a non-interactive
+    shell (`.ci/run &`, nohup) runs with SIGINT ignored, an ignored signal stays ignored across exec,
+    and Python then installs no KeyboardInterrupt handler: `judge run` would never see this Ctrl-C (the
+    test failed that way in two background CI runs, and passed run alone)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 def test_ctrl_c_kills_the_agent_and_stops_the_run_cleanly(scenario, tmp_path):
     pidfile = tmp_path / "agent.pid"
@@ -264,7 +272,8 @@ def test_ctrl_c_kills_the_agent_and_stops_the_run_cleanly(scenario, tmp_path):
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-c", "from judge.cli import main; main()", "run", str(scenario),
                              "--agent", f"{sys.executable} {path}", "--judge", "none", "-o", str(out)],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_sigint_as_a_terminal_has_it)
     # Bounded by the clock, not by a count of sleeps: on a loaded 2-core machine (load 14, CI beside
     # other work) `judge run` can take tens of seconds to start its agent.
     started = time.monotonic()
