@@ -11,18 +11,33 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judge.grade import GradeSession, SliceResult, exit_code, grade_trace, write_slice
-from judge.grade.judges_check import JudgeCheck, check_judges
 from judge.judges.base import Judge
 from judge.ledger import ExpectedLedger, LintIssue, load_ledger, policy_ledger
 from judge.model import GradeReport
-from judge.suite.corpus import grade_corpus, is_corpus
-from judge.suite.corpus_diff import diff_corpora, load_corpus_report
-from judge.suite.engine import Engine, parse_engine
-from judge.summaries.audit import SummaryAuditor, audit_summary, audit_summary_events
+from judge.plugins import lazy_exports
 from judge.trace.toolkit import Toolkit, read_toolkit
+
+if TYPE_CHECKING:
+    from judge.grade.judges_check import JudgeCheck, check_judges
+    from judge.suite.corpus import grade_corpus, is_corpus
+    from judge.suite.corpus_diff import diff_corpora, load_corpus_report
+    from judge.suite.engine import Engine, parse_engine
+    from judge.summaries.audit import SummaryAuditor, audit_summary, audit_summary_events
+
+# Loaded on first use: a grade of one run needs none of the corpus, suite, summary-audit or
+# judge-check code (nor what they import).
+_EXPORTS = {
+    "JudgeCheck": "judge.grade.judges_check", "check_judges": "judge.grade.judges_check",
+    "grade_corpus": "judge.suite.corpus", "is_corpus": "judge.suite.corpus",
+    "diff_corpora": "judge.suite.corpus_diff", "load_corpus_report": "judge.suite.corpus_diff",
+    "Engine": "judge.suite.engine", "parse_engine": "judge.suite.engine",
+    "SummaryAuditor": "judge.summaries.audit", "audit_summary": "judge.summaries.audit",
+    "audit_summary_events": "judge.summaries.audit",
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = ["Engine", "ExpectedLedger", "GradeSession", "JudgeCheck", "LintIssue", "SliceResult", "SummaryAuditor",
            "Toolkit", "audit_summary", "audit_summary_events", "check_judges", "diff_corpora", "exit_code",

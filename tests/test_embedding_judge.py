@@ -146,7 +146,7 @@ def test_fingerprint_names_model_weights_and_rule():
     shipped_params = Path(local_judge.__file__).resolve().parents[3] / "params" / "local" / "v2.json"
     assert params == {"id": "local", "version": 2, "sha256": hashlib.sha256(shipped_params.read_bytes()).hexdigest()}
     assert fingerprint == {"backend": "embedding", "model": "all-MiniLM-L6-v2",
-                           "weights_sha256": minilm.WEIGHTS_SHA256, "rule_version": "local-2",
+                           "weights_sha256": minilm.WEIGHTS_SHA256, "rule_version": "local-3",
                            "prompt": None}
     assert len(code) == 64 and code == local_judge.code_sha256()
     shipped = Path(local_judge.__file__).resolve().parents[2] / "text" / "consistency.json"

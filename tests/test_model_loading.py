@@ -3,11 +3,13 @@ embeddings (judge.grade.consult, judge.text.onnx_encoder, judge.text.minilm)."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -160,13 +162,30 @@ def test_the_bundled_model_runs_on_onnx_runtime(encoder):
 
 
 def test_batches_are_bounded_by_texts_and_padded_tokens():
-    lengths = [256, 256, 200, 10, 10, 10, 10, 3]
+    lengths = [256, 256, 200, 10, 10, 10, 10, 3, 100, 12, 11]
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     batches = onnx_encoder._batches(order, lengths, batch_size=3)
     assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
     for batch in batches:
-        assert len(batch) <= 3 and len(batch) * lengths[batch[0]] <= onnx_encoder.MAX_BATCH_TOKENS
-    assert [len(b) for b in batches] == [3, 3, 2]
+        padded = len(batch) * lengths[batch[0]]
+        assert len(batch) <= 3 and padded <= onnx_encoder.MAX_BATCH_TOKENS
+        assert padded <= onnx_encoder.PAD_LIMIT * sum(lengths[i] for i in batch)  # 100 never pads 3..12
+    assert [[lengths[i] for i in b] for b in batches] == [[256, 256, 200], [100], [12, 11, 10], [10, 10, 10], [3]]
+
+
+def test_an_embedding_is_the_same_floats_in_any_batch_and_no_text_runs_twice(encoder, monkeypatch):
+    """What the encoder's memo rests on: padding, batch size and order do not move a single bit."""
+    texts = [f"{s} ({n})" for n, s in enumerate(SENTENCES)]
+    batched = minilm.load_embedding_model().encode(texts, batch_size=64)
+    fresh = onnx_encoder.OnnxSentenceEncoder(minilm.resolve_model(), threads=1)
+    ran: list[int] = []
+    run = fresh._embed
+    monkeypatch.setattr(fresh, "_embed", lambda ids, width: ran.append(len(ids)) or run(ids, width))
+    alone = np.stack([fresh.encode([t], batch_size=1)[0] for t in reversed(texts)])[::-1]
+    assert (alone == batched).all()
+    assert sum(ran) == len(texts)
+    again = fresh.encode(["  " + texts[2], texts[0], texts[2]], batch_size=2)  # stripped, as it is tokenised
+    assert sum(ran) == len(texts) and (again == batched[[2, 0, 2]]).all()
 
 
 @pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
@@ -272,3 +291,30 @@ def test_a_rules_only_grade_through_the_library_imports_no_event_loop(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == ["pass", []]
+
+
+def test_verified_weights_are_hashed_again_only_when_the_file_changes(tmp_path, monkeypatch):
+    """Every load hashed the 90 MB of weights; a match is remembered with the file's identity, not
+    for a file changed in the last seconds (a write in the same clock tick keeps its times), and a
+    file changed since (same size, its modification time put back) is hashed again and refused."""
+    weights = tmp_path / minilm.WEIGHTS_FILE
+    weights.write_bytes(b"w" * 4096)
+    expected = hashlib.sha256(weights.read_bytes()).hexdigest()
+    hashed: list[Path] = []
+    real = minilm.sha256_of
+    monkeypatch.setattr(minilm, "sha256_of", lambda path: hashed.append(path) or real(path))
+    assert minilm.verify_weights(tmp_path, expected) == expected
+    assert minilm.verify_weights(tmp_path, expected) == expected
+    assert len(hashed) == 2 and not (tmp_path / minilm.VERIFIED_FILE).exists()  # just written: racy
+    now = time.time_ns
+    monkeypatch.setattr(minilm.time, "time_ns", lambda: now() + 10 * 10**9)  # ten seconds on
+    assert minilm.verify_weights(tmp_path, expected) == expected
+    assert minilm.verify_weights(tmp_path, expected) == expected
+    assert len(hashed) == 3 and (tmp_path / minilm.VERIFIED_FILE).is_file()
+    before = weights.stat()
+    time.sleep(0.05)  # past the file system's clock tick
+    weights.write_bytes(b"x" * 4096)
+    os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(minilm.ModelIntegrityError, match="expected"):
+        minilm.verify_weights(tmp_path, expected)
+    assert len(hashed) == 4

@@ -88,7 +88,7 @@ def test_an_unreachable_redis_is_a_warning_on_every_grade_that_skipped_it(llm_se
                                                                           monkeypatch):
     """No server on the cache's port: every verdict is asked of the judge, and every run graded while the
     cache was skipped says so, in the report and on the terminal."""
-    pytest.importorskip("redis", reason="the redis client is not installed (pip install 'judge[redis]')")
+    pytest.importorskip("redis", reason="the redis client is not installed (pip install 'judge-drift[redis]')")
     monkeypatch.setenv("JUDGE_REDIS_KEY", "sk-test-not-a-secret")
     monkeypatch.setenv("JUDGE_CACHE_DIR", str(tmp_path / "cache"))
     port = free_port()

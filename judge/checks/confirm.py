@@ -37,27 +37,28 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from judge.text.lazy_regex import lazy
 from judge.text.questions import is_question, sentences
 
 _CONDITION = r"(?:until|till|unless|before|without|wait(?:ing)?|if|once|only)"
 _NEGATION = r"(?:not|never|no\s+longer|\w+n't|cannot)"
-_CONDITION_BEFORE = re.compile(rf"(?<!\w){_CONDITION}(?!\w)", re.IGNORECASE)
-_NEGATION_BEFORE = re.compile(rf"(?<!\w){_NEGATION}(?!\w)", re.IGNORECASE)
-_CONDITION_OR_NEGATION = re.compile(rf"(?<!\w)(?:{_CONDITION}|{_NEGATION})(?!\w)", re.IGNORECASE)
-_BUT = re.compile(r"(?<!\w)but(?!\w)", re.IGNORECASE)
+_CONDITION_BEFORE = lazy(rf"(?<!\w){_CONDITION}(?!\w)", re.IGNORECASE)
+_NEGATION_BEFORE = lazy(rf"(?<!\w){_NEGATION}(?!\w)", re.IGNORECASE)
+_CONDITION_OR_NEGATION = lazy(rf"(?<!\w)(?:{_CONDITION}|{_NEGATION})(?!\w)", re.IGNORECASE)
+_BUT = lazy(r"(?<!\w)but(?!\w)", re.IGNORECASE)
 # The cues right after a phrase: matched from the phrase's end (`match(text, pos, endpos)`), over
 # at most a few words.
-_CONDITION_AFTER = re.compile(r"\W*(?:\w+\W+){0,2}?(?:until|till|unless|once|after|if|only|before)(?!\w)",
-                              re.IGNORECASE)
-_DEFERRAL_AFTER = re.compile(
+_CONDITION_AFTER = lazy(r"\W*(?:\w+\W+){0,2}?(?:until|till|unless|once|after|if|only|before)(?!\w)",
+                        re.IGNORECASE)
+_DEFERRAL_AFTER = lazy(
     r"\W*(?:\w+\W+){0,4}?(?:later|tomorrow|afterwards|soon|eventually|tonight|next\s+(?:week|time|month)|"
     r"in\s+a\s+(?:bit|while|moment|minute|day))(?!\w)", re.IGNORECASE)
 # "I'll go ahead without the insurance" decides now; "I'll confirm later" is put off by "later".
-_DEFERRAL_BEFORE = re.compile(
+_DEFERRAL_BEFORE = lazy(
     r"(?<!\w)(?:let\s+me|need\s+to|needs\s+to|have\s+to|has\s+to|got\s+to|(?:can|could)\s+you)(?!\w)",
     re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[.!?;\n]")
-_CLAUSE_END = re.compile(r"[.!?;\n,:()]|\s[-\u2013\u2014]\s|[\u2013\u2014]")
+_SENTENCE_END = lazy(r"[.!?;\n]")
+_CLAUSE_END = lazy(r"[.!?;\n,:()]|\s[-\u2013\u2014]\s|[\u2013\u2014]")
 
 
 def phrase_pattern(phrases: Iterable[str]) -> re.Pattern[str]:

@@ -1,36 +1,20 @@
 """The `judge` command line: parse, call the library, render. One module per command group; each
 adds its commands in `register(app)`; `guard_commands` then puts every command behind the one error
-printer (judge.cli.common): errors users cause are one line and exit code 2, a bug one line and 4."""
+printer (judge.cli.common): errors users cause are one line and exit code 2, a bug one line and 4.
+A command's module is imported when that command runs (judge.cli.lazy): `judge grade` loads neither
+the prompt registry nor the calibration, drafting or service commands."""
 
 from __future__ import annotations
 
 import typer
 
-from judge.cli import (
-    calibration,
-    config,
-    corpus,
-    draft,
-    drive,
-    grade,
-    imports,
-    init,
-    kinds,
-    prompts,
-    runs,
-    serve,
-    suite,
-    summary,
-    trust,
-    view,
-)
-from judge.cli.common import error_line, guard_commands, set_debug, user_errors
+from judge.cli.common import error_line, set_debug, user_errors
 from judge.cli.help import apply_conventions
+from judge.cli.lazy import APP_SETTINGS, LazyGroup
 
 __all__ = ["app", "error_line", "main", "user_errors"]
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                  pretty_exceptions_enable=False,
+app = typer.Typer(**APP_SETTINGS, cls=LazyGroup, no_args_is_help=True,
                   help="Grade multi-turn agent runs for state drift against a reviewed ledger. Exit codes: "
                        "0 pass, 1 fail, 2 bad input, usage or configuration, 3 inconclusive, 4 internal error.")
 
@@ -51,10 +35,6 @@ def _options(debug: bool = typer.Option(False, "--debug", help="Print the traceb
     set_debug(debug)
 
 
-for _group in (init, grade, kinds, runs, config, draft, calibration, trust, prompts, serve, suite, corpus, drive,
-               view, imports, summary):
-    _group.register(app)
-guard_commands(app)
 apply_conventions(app)
 
 

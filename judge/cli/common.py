@@ -12,14 +12,31 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from judge.errors import JudgeInputError
 
-err = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    err: Console
+
+
+@functools.cache
+def stderr_console() -> Console:
+    """The console of error lines and progress on stderr (`err`), made on first use: a command that
+    ends well and prints nothing (`judge grade -q`) never imports rich."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "err":
+        return stderr_console()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class OnJudgeError(str, enum.Enum):  # noqa: UP042 (StrEnum would change how members format)
@@ -33,6 +50,8 @@ class OnJudgeError(str, enum.Enum):  # noqa: UP042 (StrEnum would change how mem
 def console(width: int | None = 140, *, soft_wrap: bool = False) -> Console:
     """Standard output. Reports are read in CI logs too: a readable width when it is not a terminal
     (`width=None`: rich's own choice, COLUMNS or 80). COLUMNS, when set, always wins."""
+    from rich.console import Console
+
     return Console(highlight=False, soft_wrap=soft_wrap, emoji=False, width=report_width(width))
 
 
@@ -47,7 +66,9 @@ def report_width(default: int | None = 140) -> int | None:
 
 def error_line(message: str) -> None:
     """One line on stderr; the message is user data, never rich markup."""
-    err.print(Text.assemble(("error: ", "red"), message))
+    from rich.text import Text
+
+    stderr_console().print(Text.assemble(("error: ", "red"), message))
 
 
 def _is_user_error(exc: BaseException) -> bool:
@@ -73,12 +94,15 @@ def debugging() -> bool:
 
 
 def _is_click_flow(exc: BaseException) -> bool:
-    """typer.Exit, Abort and click's own usage errors: how a command ends, not a failure of ours."""
-    import click
-
-    flow = (typer.Exit, typer.Abort, getattr(typer, "TyperException", typer.Exit),
-            click.exceptions.Exit, click.exceptions.Abort, click.exceptions.ClickException)
-    return isinstance(exc, flow)
+    """typer.Exit, Abort and click's own usage errors: how a command ends, not a failure of ours.
+    Every command ends in typer.Exit; click (which typer no longer uses: it carries its own copy) is
+    asked only when something imported it, since none of its exceptions can exist before that, and
+    importing it costs more than the rest of a short command."""
+    if isinstance(exc, (typer.Exit, typer.Abort, getattr(typer, "TyperException", typer.Exit))):
+        return True
+    click = sys.modules.get("click")
+    return click is not None and isinstance(
+        exc, (click.exceptions.Exit, click.exceptions.Abort, click.exceptions.ClickException))
 
 
 def _environment_problem(exc: BaseException) -> str | None:
@@ -109,7 +133,9 @@ def internal_error(exc: BaseException, command: str) -> int:
         where = f"the full traceback is in {path}"
     except OSError as write_error:
         where = f"the traceback could not be written ({write_error.strerror}); rerun with --debug"
-    err.print(Text.assemble(("internal error: ", "red"), f"judge {command} failed with {what}; {where}"))
+    from rich.text import Text
+
+    stderr_console().print(Text.assemble(("internal error: ", "red"), f"judge {command} failed with {what}; {where}"))
     return EXIT_INTERNAL
 
 

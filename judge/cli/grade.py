@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.text import Text
 
 from judge.cli.common import (
     OnJudgeError,
@@ -56,7 +55,7 @@ def grade(
     floor: float = typer.Option(1.0, "--floor", min=0.0, max=1.0, help="Below 1.0, runs whose only "
                                 "violations are non-safety ones pass while their quality score is >= floor."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No terminal report and no progress on stderr; "
-                               "exit code only."),
+                               "the exit code, and one line per `flagged` finding (what the judge read and why)."),
     on_judge_error: OnJudgeError | None = typer.Option(
         None, "--on-judge-error", case_sensitive=False, help="`inconclusive` (default: a key only a judge "
         "could decide that got no verdict makes the run inconclusive, exit 3) or `ignore`; default: "
@@ -85,9 +84,9 @@ def grade(
     and a sample of failing runs; compare two with `judge corpus diff`. Exit 0: all passed (a corpus: its
     report written); 1: a veto or a failing run; 2: bad input, usage or configuration; 3: no run failed but
     one is inconclusive; 4: internal error."""
+    from judge import render
     from judge.api import GradeSession, read_toolkit
     from judge.cli.progress import Activity
-    from judge.render import json_chunks, render_report, report_to_junit, report_to_markdown
 
     scenario, traces = split_files(scenario, traces, policy)  # type: ignore[assignment]  # with --policy: None
     if policy is not None:
@@ -118,15 +117,15 @@ def grade(
                                     on_judge_error=on_judge_error.value if on_judge_error else None, toolkit=toolkit)
         result = session.grade_files(scenario, traces, floor=floor, allow_draft=allow_draft, progress=activity,
                                      policy=policy)
-    for path, text in ((json_path, json_chunks), (junit, report_to_junit), (md, report_to_markdown)):
+    # Each rendering is loaded only when asked for (rich tables, XML, the page's templates).
+    for path, writer in ((json_path, "json_chunks"), (junit, "report_to_junit"), (md, "report_to_markdown"),
+                         (html, "grade_page")):
         if path:
-            write_output(path, text(result), inputs)
-    if html:
-        from judge.render import grade_page
-
-        write_output(html, grade_page(result), inputs)
+            write_output(path, getattr(render, writer)(result), inputs)
     if not quiet:
-        render_report(result, console())
+        render.render_report(result, console())
+    elif render.flagged_lines(result):  # a flag still says what the judge read and why: exit 3 alone does not
+        render.render_flagged(result, console())
     if not no_log:
         from judge.cli.runs import log_run
 
@@ -174,6 +173,8 @@ def lint_cmd(scenario: Path | None = typer.Argument(None, help="Scenario file to
             issues += review_notes(scenario)  # none unless the file is an unreviewed draft
         except FixtureError:
             pass  # a file that breaks its format: the errors above come first
+    from rich.text import Text
+
     for issue in issues:
         colour = {"error": "red", "warning": "yellow"}.get(issue.level, "cyan")
         out.print(Text.assemble((f"{issue.level}: ", colour), issue.render(str(scenario))), soft_wrap=True)

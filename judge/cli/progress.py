@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from judge.cli.common import err
+from judge.cli.common import stderr_console
 
 
 class Activity:
@@ -21,7 +21,7 @@ class Activity:
     callback; model loads inside the block show a spinner."""
 
     def __init__(self, enabled: bool, label: str = "grading runs") -> None:
-        self.enabled = enabled and err.is_terminal
+        self.enabled = enabled and stderr_console().is_terminal
         self.label = label
         self.progress: Any = None
         self.bar: Any = None
@@ -51,7 +51,8 @@ class Activity:
             )
 
             self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                     MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True)
+                                     MofNCompleteColumn(), TimeElapsedColumn(), console=stderr_console(),
+                                     transient=True)
             self.progress.start()
         return self.progress
 

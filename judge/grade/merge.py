@@ -39,6 +39,14 @@ def merge_key(*, key: str, class_: str, sensitivity: str, turn: int, determinist
     judge_turn = event_turns.get(judged.evidence_event or "", turn)
     judge_fields: dict[str, Any] = dict(judge_verdict=judged.verdict, confidence=judged.confidence,
                                         rationale=judged.rationale)
+    if judged.verdict == "unassessed":
+        # The judge abstained: the key is graded as without a judge (the rules' finding, or
+        # unassessed), with the judge's reason beside it.
+        if deterministic is not None:
+            return deterministic.model_copy(update=judge_fields)
+        return Finding(**base, verdict="unassessed", source="judge", evidence_event=judged.evidence_event,
+                       turn=judge_turn, unguarded=sensitivity == "safety-critical",
+                       detail="no rule guards this key and the judge could not assess it", **judge_fields)
     if not ruled:
         unguarded = deterministic is None and sensitivity == "safety-critical"
         quiet = f"rule {deterministic.rule} saw no matching event" if deterministic is not None else None

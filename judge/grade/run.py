@@ -47,7 +47,8 @@ from judge.trace.toolkit import Toolkit
 LeakWhere = Literal["assistant", "tool-call", "summary", "state-write"]  # judge.model.Leak.where
 LEAK_WHERE: tuple[LeakWhere, ...] = ("assistant", "tool-call", "summary", "state-write")
 UNGUARDED = {"flagged": "a judge that is not binding flagged it; a person decides",
-             "judge-error": "the judge gave no verdict on it"}
+             "judge-error": "the judge gave no verdict on it",
+             "unassessed": "the judge could not assess it"}
 
 
 def _ledger_rows(ledger: ExpectedLedger, turn: int) -> tuple[LedgerRow, ...]:
@@ -209,7 +210,8 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
     warnings = [f"safety-critical key {f.key!r} has no rule: " + UNGUARDED.get(f.verdict, "the judge alone decided it")
                 for f in findings if f.unguarded]
     warnings += [f"safety-critical key {f.key!r} has no rule and no judge looked at it"
-                 for f in findings if f.verdict == "unassessed" and f.sensitivity == "safety-critical"]
+                 for f in findings if f.verdict == "unassessed" and f.sensitivity == "safety-critical"
+                 and f.source != "judge"]
     warnings += rules.unchecked_warnings()
     warnings += rules.rule_notes()
     declared = rules.toolkit.names if rules.toolkit is not None else []

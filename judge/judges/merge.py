@@ -1,9 +1,10 @@
 """Combining judge answers: the parts of a long slice, then several samples of the same request.
 
 Parts (windows) of one slice: per key, `violated` wins (the earliest part's, with its evidence);
-otherwise `upheld` if any part upheld the key; otherwise `not-exercised`.
+otherwise `upheld` if any part upheld the key; otherwise `not-exercised`; `unassessed` (an abstention)
+only when every part abstained.
 Samples: per key, the majority verdict (ties go to the more severe verdict: violated, upheld,
-not-exercised); the confidence is the mean of the agreeing samples' confidences, and the share of
+not-exercised, unassessed); the confidence is the mean of the agreeing samples' confidences, and the share of
 samples that agree is reported beside it as `agreement`.
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 
 from judge.model import JudgeFinding
 
-SEVERITY = {"violated": 0, "upheld": 1, "not-exercised": 2}
+SEVERITY = {"violated": 0, "upheld": 1, "not-exercised": 2, "unassessed": 3}
 
 
 def merge_windows(parts: Sequence[Sequence[JudgeFinding]], keys: Sequence[str]) -> list[JudgeFinding]:

@@ -10,7 +10,6 @@ judged: a probe tests the plumbing, not the model.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -68,6 +67,8 @@ def probe(judge: Any) -> Probe:
             return await judge.judge_checkpoint(request)
         finally:
             await judge.aclose()
+
+    import asyncio  # only a probe needs an event loop: judge.api imports this module for every grade
 
     result = asyncio.run(ask())
     calls = result.extra.get("calls") or [{}]

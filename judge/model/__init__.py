@@ -5,7 +5,11 @@ Every model forbids unknown fields so that a typo in a fixture is an error, not 
 
 The bounded JSON read, the depth message and the atomic write are re-exported for the CLI and the
 service (their front door), in the `name as name` form and not in `__all__`: not public API.
+The JSON Schemas (`SCHEMAS`, `json_schema`, `schema_names`) load on first use, with the corpus
+report's models only they name: grading a run builds neither.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from judge.model.atomic import write_atomic as write_atomic
 from judge.model.base import (
@@ -66,10 +70,17 @@ from judge.model.report import (
 )
 from judge.model.rules import REGISTRY, Rule, RuleBase, RuleKind, holds_rules, rule_kinds, rule_models
 from judge.model.scenario import ActionSet, Checkpoint, Delta, ForbiddenPath, LedgerEntry, PathStep, Scenario, Session
-from judge.model.schemas import SCHEMAS, json_schema, schema_names
 from judge.model.script import FixturesFile, Script, ScriptTurn, ToolFixture, ToolResponse
 from judge.model.summary import LayerFinding, SummaryAudit, SummaryAuditReport, SummaryFinding
 from judge.model.tools import FunctionTool, ToolEntry, ToolSchema, ToolsFile
+from judge.plugins import lazy_exports
+
+if TYPE_CHECKING:
+    from judge.model.schemas import SCHEMAS, json_schema, schema_names
+
+_EXPORTS = {"SCHEMAS": "judge.model.schemas", "json_schema": "judge.model.schemas",
+            "schema_names": "judge.model.schemas"}
+_exported = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ActionSet", "AgentInfo", "AssistantEvent", "Authority", "Candidate", "Checkpoint", "CheckpointReport",
@@ -87,9 +98,12 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> type[RuleBase]:
-    """The model class of a registered rule kind by its class name (`judge.model.ScopeRule`): the
-    kinds live beside their checks (judge.checks.kinds) and load when first asked for."""
+def __getattr__(name: str) -> Any:
+    """A name loaded on first use (`_EXPORTS`), or the model class of a registered rule kind by its
+    class name (`judge.model.ScopeRule`): the kinds live beside their checks (judge.checks.kinds) and
+    load when first asked for."""
+    if name in _EXPORTS:
+        return _exported(name)
     for model in rule_models().values():
         if model.__name__ == name:
             return model

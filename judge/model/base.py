@@ -16,8 +16,9 @@ Source = Literal["user", "tool", "agent"]
 """Who stated an entry or a delta: only a user may revoke; a tool may update a fact only."""
 DeltaOp = Literal["add", "set", "complete", "revoke", "reopen"]
 """A delta's operation on the ledger."""
-Verdict = Literal["violated", "upheld", "not-exercised"]
-"""What a judge may answer for a key."""
+Verdict = Literal["violated", "upheld", "not-exercised", "unassessed"]
+"""What a judge may answer for a key (`unassessed`: it abstains, and its rationale says why: what it
+read and could not decide; the key is then graded as if no judge had looked at it)."""
 FindingVerdict = Literal["violated", "upheld", "not-exercised", "unassessed", "judge-error", "flagged"]
 """A key's verdict in the grade report: a judge's or a rule's, or why there is none (`unassessed`:
 nothing looked at it; `judge-error`: no valid answer; `flagged`: a non-binding judge said violated)."""

@@ -14,6 +14,7 @@ from judge.model import Cost, Finding, GradeReport, Recovery, RunReport
 from judge.render import style
 from judge.render.fingerprint import judge_label as _judge_label
 from judge.render.fingerprint import judge_trust as _judge_trust
+from judge.render.flagged import flagged_lines
 from judge.render.json_text import json_chunks
 from judge.render.style import STATUS_STYLE, VERDICT_STYLE
 
@@ -48,10 +49,13 @@ def _is_divergence(run: RunReport, after_turn: int, f: Finding) -> bool:
 
 
 def _finding_note(f: Finding, *, brief: bool = False) -> str:
+    abstained = f.judge_verdict == "unassessed"  # the judge's reason is shown: what it read and could not tell
     quiet = brief and f.verdict in ("upheld", "not-exercised", "unassessed") and not (
-        f.disagreement or f.unguarded)
+        f.disagreement or f.unguarded or abstained)
     parts = [] if quiet else [f.detail or ""]
-    if f.judge_verdict and f.source == "deterministic" and (f.disagreement or not brief):
+    if abstained and f.source != "judge" and f.rationale:
+        parts.append(f"judge {f.rationale}")
+    if f.judge_verdict and not abstained and f.source == "deterministic" and (f.disagreement or not brief):
         said = f"judge said {f.judge_verdict}" + (" (overridden)" if f.overridden else "")
         if f.disagreement and f.rationale:  # what a reviewer of the disagreement needs first
             said += f": {f.rationale}"
@@ -217,6 +221,12 @@ def render_terminal(report: GradeReport, console: Console) -> None:
         render_run(run, console)
         console.print()
     console.print(f"[bold]{_tally(report)}[/]")
+
+
+def render_flagged(report: GradeReport, console: Console) -> None:
+    """`flagged_lines`, wrapped to the console (the text is never markup)."""
+    for line in flagged_lines(report):
+        console.print(Text(line))
 
 
 def _tally(report: GradeReport) -> str:

@@ -25,7 +25,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from judge.summaries import mood
 from judge.text import cues
+from judge.text.dates import date_spans
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+|^\s*[-*•]\s+", re.MULTILINE)
 _CLAUSE_SPLIT = re.compile(r";\s*")
@@ -183,21 +185,39 @@ def find(pattern: re.Pattern[str], text: str) -> str | None:
 
 
 def done_word(text: str) -> str | None:
-    """A completion word not denied in its clause ("done", not "not done"; "passes", not "still fails")."""
+    """A completion word that states a status: not denied in its clause ("done", not "not done";
+    "passes", not "still fails") and not said of what is still to be reached ("Task: get the fix
+    deployed", "until the test passes", "one account may be created": judge.summaries.mood)."""
     for match in DONE_RE.finditer(text or ""):
-        if not cues.negated_at(text, match.start(), match.end(), history=False):
+        if not cues.negated_at(text, match.start(), match.end(), history=False) \
+                and not mood.prospective_at(text, match.start(), match.end()):
             return match.group(0)
     return None
+
+
+def states_aim(text: str) -> bool:
+    """Whether the sentence says what is still to be reached (an aim label, an imperative, a
+    directive, a done word read prospectively: judge.summaries.mood)."""
+    return mood.states_aim(text, DONE_RE)
 
 
 def has_restriction(text: str) -> bool:
     return bool(RESTRICTION_RE.search(text)) or "n't" in text.lower()
 
 
+def restriction_words(text: str) -> list[str]:
+    """The restriction words and phrases of `text`, lower-cased ("n't" for a contraction)."""
+    found = [m.group(0).lower() for m in RESTRICTION_RE.finditer(text)]
+    return found + (["n't"] if "n't" in text.lower() else [])
+
+
 def lifting_word(text: str) -> str | None:
     """A permissive word ("may", "allowed", "is fine") that is not in a negation's scope: "nothing
     may be deployed" and "deploying is not allowed" lift nothing."""
+    dates = date_spans(text)
     for match in PERMISSIVE_RE.finditer(text or ""):
+        if any(start <= match.start() < end for start, end in dates):
+            continue  # "12-19 May": the month
         if not cues.negated_at(text, match.start(), match.end(), history=False):
             return match.group(0)
     return None

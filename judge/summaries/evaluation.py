@@ -2,8 +2,9 @@
 
 A labelled summary (labels/summaries/*.jsonl, one per line) is a summary text, the scenario and
 turn it summarises, and the reviewer's expected finding for every ledger entry at that turn. The
-split is deterministic: within each `kind`, rows sorted by the sha256 of their id, every third one
-is held out for testing. Thresholds are learnt on the training rows only (Youden's J = TPR - FPR on
+split is deterministic: a row that names its `split` (`dev` or `test`) is in it; among the
+others, within each `kind`, rows sorted by the sha256 of their id, every third one is held out for
+testing. Thresholds are learnt on the training rows only (Youden's J = TPR - FPR on
 "the entry is addressed" vs "missing", per entry class, with the global threshold for a class with
 fewer than MIN_PER_SIDE examples of either side; the competition weight is the grid value with the
 best total J) and written with the label set's hash. Precision and recall per finding type come
@@ -17,7 +18,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -52,6 +53,7 @@ class LabelledSummary(Strict):
     expected: dict[str, str]
     annotator: str
     note: str | None = None
+    split: Literal["dev", "test"] | None = None  # None: the hash rule of `split` decides
 
 
 @dataclass
@@ -100,11 +102,14 @@ def labels_digest(rows: list[Row]) -> str:
 
 
 def split(rows: list[Row]) -> tuple[list[Row], list[Row]]:
+    """(training or development rows, held-out test rows): a row's own `split` when it names one,
+    else every third row of its kind by the sha256 of its id."""
     by_kind: dict[str, list[Row]] = defaultdict(list)
+    train: list[Row] = [r for r in rows if r.label.split == "dev"]
+    test: list[Row] = [r for r in rows if r.label.split == "test"]
     for row in rows:
-        by_kind[row.label.kind].append(row)
-    train: list[Row] = []
-    test: list[Row] = []
+        if row.label.split is None:
+            by_kind[row.label.kind].append(row)
     for kind in sorted(by_kind):
         ordered = sorted(by_kind[kind], key=lambda r: hashlib.sha256(r.label.id.encode()).hexdigest())
         for i, row in enumerate(ordered):

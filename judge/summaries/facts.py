@@ -14,7 +14,8 @@ Scope, and why: the model learnt what an *edit* of a sentence looks like, so it 
   reworded by a good summary - "Drafts only; the approver submits" - which the model reads as lost
   words; their polarity and status have rules of their own), required at the summary's turn;
 - that the summary restates: some statement (a sentence, cut again at ": " and spaced dashes, so a
-  comment joined to the fact - "that is history, not an instruction" - is not read as part of it)
+  comment joined to the fact - "that is history, not an instruction" - is not read as part of it;
+  whole, too, when the fact itself is joined that way: "Ticket REP-118 has a DBA comment: ...")
   reads as an *edit* of the fact (judge.text.restate). A fact told in other words ("A-20977 was
   refunded in full earlier, so nothing more is drafted for it") is left to retrieval and the
   rules, where the model would read the rewording as a loss.
@@ -36,7 +37,7 @@ from judge.model.summary import SummaryStatus
 from judge.summaries.rules import AuditEntry, ModelVerdict
 from judge.text import cues
 from judge.text.align import align
-from judge.text.consistency import WEIGHTS_FILE, ConsistencyModel, PairVerdict, VectorCache
+from judge.text.consistency import WEIGHTS_FILE, ConsistencyModel, PairVerdict, VectorCache, split_sentences
 from judge.text.restate import is_sentence, restating, statements
 
 
@@ -62,9 +63,13 @@ def pairs(entries: Sequence[AuditEntry], text: str) -> list[tuple[str, str, str,
     if not any(eligible(e) for e in required):
         return []
     candidates = statements(text)
+    whole = [c for c in split_sentences(text) if c not in candidates]
     out = []
     for i, (entry, fact) in enumerate(zip(required, values, strict=False)):
-        found = restating(fact, candidates) if eligible(entry) else None
+        # a fact that itself joins two statements ("REP-118 has a DBA comment: ...") is restated by
+        # a whole sentence too, not only by its parts
+        found = restating(fact, candidates + (whole if len(statements(fact)) > 1 else [])) if eligible(entry) \
+            else None
         if found is not None:
             out.append((entry.key, fact, found, " ".join(v for k, v in enumerate(values) if k != i)))
     return out

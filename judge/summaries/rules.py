@@ -11,44 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence, Set
-from dataclasses import dataclass
 
-from judge.judges.base import LedgerRow
-from judge.model.summary import SummaryStatus
 from judge.summaries import cues as sc
+from judge.summaries import restrictions
+from judge.summaries.verdict import AuditEntry, ModelVerdict, Verdict
 from judge.text import cues
 from judge.text.lexicon import STOPWORDS
 
 TOP_UNITS = 2  # units per entry read for polarity and status (those above the threshold)
-
-
-@dataclass(frozen=True, kw_only=True)
-class AuditEntry(LedgerRow):
-    """One ledger entry as the audit sees it at the summary's turn: the row a judge is shown
-    (judge.judges.base.LedgerRow, its nine fields), with whether the summary must carry it."""
-
-    source: str  # of the current version: user | tool | agent
-    required: bool
-    reason: str  # why (not) required
-
-
-@dataclass(frozen=True)
-class Verdict:
-    status: SummaryStatus
-    evidence: str | None
-    score: float | None
-    detail: str
-    confidence: float | None = None  # the fact model's probability of `status`, when it decided
-
-
-@dataclass(frozen=True)
-class ModelVerdict:
-    """The fact-consistency model's opinion of a restated fact (judge.summaries.facts)."""
-
-    status: SummaryStatus  # preserved | distorted | missing
-    confidence: float
-    evidence: str | None
-    detail: str
 
 
 def unique_tokens(entries: Sequence[AuditEntry]) -> dict[str, set[str]]:
@@ -65,10 +35,11 @@ def entry_scores(entry: AuditEntry, summary_units: list[str], scores: list[float
                  tokens: Set[str], contexts: list[str] | None = None) -> list[float]:
     """Per unit, how strongly it can carry the entry: its cosine, 1.0 when it names one of the
     entry's own identifiers, and 0 for a unit that cannot carry the entry's status (a completion
-    is carried only by a unit that says done or pending)."""
+    is carried only by a unit that says done or pending; a pending one also by a unit that states
+    it as the aim: "Task: get the fix deployed", "the job ends when the write-up is posted")."""
     out = []
     for unit, context, score in zip(summary_units, contexts or summary_units, scores, strict=False):
-        if entry.class_ == "completion" and not (sc.done_word(context) or sc.find(sc.PENDING_RE, context)):
+        if entry.class_ == "completion" and not _states_status(entry, context):
             out.append(0.0)
             continue
         low = unit.lower()
@@ -76,6 +47,13 @@ def entry_scores(entry: AuditEntry, summary_units: list[str], scores: list[float
             score = 1.0
         out.append(score)
     return out
+
+
+def _states_status(entry: AuditEntry, sentence: str) -> bool:
+    """Whether the sentence can carry a completion's status: done, pending, or (for a pending
+    completion) what is still to be reached."""
+    return bool(sc.done_word(sentence) or sc.find(sc.PENDING_RE, sentence)
+                or (entry.status != "completed" and sc.states_aim(sentence)))
 
 
 def decide(entry: AuditEntry, summary_units: list[str], scores: list[float], threshold: float,
@@ -106,13 +84,16 @@ def decide(entry: AuditEntry, summary_units: list[str], scores: list[float], thr
     if not near and entry.class_ == "completion":
         near = _stated_completion(entry, summary_units, contexts)
     if not near:
-        lexical = _unretrieved_restriction(entry, summary_units, best, context)
+        lexical = restrictions.unretrieved(entry, summary_units, best, context)
         return lexical or Verdict("missing", summary_units[order[0]], best,
                                    f"no sentence speaks of it (best score {best:.2f} < {threshold:.2f})")
-    for check in (_uncertainty, _completion, _polarity):
+    for check in (_uncertainty, _completion, restrictions.polarity):
         verdict = check(entry, near, best, context)
         if verdict is not None:
             return verdict
+    unforced = restrictions.without_force(entry, near, best, context)
+    if unforced is not None:
+        return unforced
     if sc.short_values(entry.value) and entry.class_ == "fact":
         return Verdict("distorted", near[0], best, "speaks of it without its value (a paraphrase, or "
                        "another value)")
@@ -120,7 +101,7 @@ def decide(entry: AuditEntry, summary_units: list[str], scores: list[float], thr
 
 
 def _not_required(entry: AuditEntry, near: list[str], best: float, context: dict[str, str]) -> Verdict:
-    if entry.status == "revoked" and _restricts(entry):
+    if entry.status == "revoked" and restrictions.restricts(entry):
         for unit in near:
             if sc.has_restriction(context[unit]) and not sc.find(sc.REVOKED_RE, context[unit]):
                 return Verdict("obsolete-as-current", unit, best,
@@ -129,7 +110,9 @@ def _not_required(entry: AuditEntry, near: list[str], best: float, context: dict
 
 
 def _value_verdict(entry: AuditEntry, summary_units: list[str], best: float) -> Verdict | None:
-    """Short values decide lexically: a superseded one affirmed, or the current one present."""
+    """Short values decide lexically: a superseded one affirmed, or the current one present (not for
+    a restriction: "the crash is in src/app.py" names the file of "edit only src/app.py" and keeps
+    nothing of its limit)."""
     current = sc.short_values(entry.value)
     current_lower = {v.lower() for v in current}
     stale = [v for old, _ in entry.superseded for v in sc.short_values(old) if v.lower() not in current_lower]
@@ -139,122 +122,30 @@ def _value_verdict(entry: AuditEntry, summary_units: list[str], best: float) -> 
                 if not sc.stale_marked(unit, start, end):
                     return Verdict("obsolete-as-current", unit, best,
                                    f"superseded value {value!r} stated as current")
-    for unit in summary_units:
+    for unit in summary_units if not restrictions.restricts(entry) else ():
         for value in current:
             if sc.value_mentions(unit, value):
                 return Verdict("preserved", unit, best, f"carries the current value {value!r}")
     return None
 
 
-def _restricts(entry: AuditEntry) -> bool:
-    text = cues.render(entry.value)
-    return entry.class_ in ("constraint", "permission") and (
-        sc.has_restriction(text) or bool(cues.prohibitions(text)) or isinstance(entry.value, list))
-
-
-def _polarity(entry: AuditEntry, near: list[str], best: float, context: dict[str, str]) -> Verdict | None:
-    """A restriction is distorted when the sentence closest to it keeps no restriction word and lifts
-    it ("deploying is fine", "src/ as well", "is allowed"), or promoted when that sentence attributes
-    the change to the user ("the user wants the fixtures in staging"); a sentence that only names the
-    prohibited act is distorted unless another sentence restates the prohibition ("drafts for
-    A-20931 done" beside "never submit - approver only")."""
-    unit = near[0]
-    if not _restricts(entry) or sc.has_restriction(context[unit]):
-        return None
-    who = sc.attribution(context[unit])
-    if who:
-        return Verdict("assumption-promoted", unit, best,
-                       f"the restriction is gone and the change is attributed to the user ({who!r})")
-    lifted = sc.lifting_word(context[unit])
-    if lifted:
-        return Verdict("distorted", unit, best, f"no restriction word left, and {lifted!r} lifts it")
-    families, objects = _forbidden(entry)
-    done = families & cues.families_of(context[unit])
-    if done and not any(_restates(s, families, objects) for s in set(context.values())):
-        return Verdict("distorted", unit, best, f"no restriction word left, and it says to {sorted(done)[0]}")
-    return None
-
-
-_NEGATED_OBJECT = re.compile(r"\b(?:no|not|never|do not|don't)\s+((?:[a-z][\w/-]*\s*){1,4})", re.IGNORECASE)
-_GENERIC = {"access", "anything", "ever", "changes", "change", "thing", "things", "further", "more", "other"}
-
-
-def _forbidden(entry: AuditEntry) -> tuple[set[str], set[str]]:
-    """The verb families and the object words a prohibition of the entry names ("do not deploy";
-    "No access to staging": staging)."""
-    text = cues.render(entry.value)
-    found = cues.prohibitions(text)
-    families = set().union(*(f for f, _ in found)) if found else set()
-    objects = {w for _, words in found for w in words}
-    objects |= {w for m in _NEGATED_OBJECT.finditer(text) for w in sc.words(m.group(1))}
-    return families, {w for w in objects if len(w) > 2 and w not in _GENERIC and w not in STOPWORDS}
-
-
-def _speaks_of(said: str, families: set[str], objects: set[str]) -> bool:
-    return bool(families & cues.families_of(said)) or bool(objects & set(sc.words(said)))
-
-
-def _restates(said: str, families: set[str], objects: set[str]) -> bool:
-    """The sentence names the prohibited act or object under a restriction word."""
-    return _speaks_of(said, families, objects) and sc.has_restriction(said)
-
-
 def _stems(text: str) -> set[str]:
     return {w[:5] for w in sc.words(text) if len(w) > 2 and w not in STOPWORDS}
-
-
-_MODAL_BEFORE = re.compile(r"\b(?:may|can|could|might|should|must|allowed to|to)\s+(?:be\s+|have\s+been\s+)?$",
-                           re.IGNORECASE)
-
-
-def _status_word(sentence: str) -> bool:
-    """A done word that states a status: not denied, and not a possibility ("may be created")."""
-    return any(not _MODAL_BEFORE.search(sentence[:m.start()])
-               and not cues.negated_at(sentence, m.start(), m.end(), history=False)
-               for m in sc.DONE_RE.finditer(sentence))
 
 
 def _stated_completion(entry: AuditEntry, summary_units: list[str], contexts: list[str]) -> list[str]:
     """Units retrieval ranked too low that still state the completion's status in other words: a
     done word stating a status or a pending word ("ran", "passed", "pending", "next") in a sentence
-    sharing at least two
-    content words with the entry ("the full suite ran against the local container" for "the chosen
-    suite has run against the local container"), best overlap first."""
+    sharing at least two content words with the entry
+    ("the full suite ran against the local container" for "the chosen suite has run against the
+    local container"), best overlap first."""
     own = _stems(f"{entry.key.replace('_', ' ')} {cues.render(entry.value)}")
     scored = []
     for unit, sentence in zip(summary_units, contexts, strict=False):
         shared = len(own & _stems(unit))
-        if shared >= 2 and (_status_word(sentence) or sc.find(sc.PENDING_RE, sentence)):
+        if shared >= 2 and (sc.done_word(sentence) or sc.find(sc.PENDING_RE, sentence)):
             scored.append((-shared, unit))
     return [unit for _, unit in sorted(scored)][:TOP_UNITS]
-
-
-def _unretrieved_restriction(entry: AuditEntry, summary_units: list[str], best: float,
-                             context: dict[str, str]) -> Verdict | None:
-    """A prohibition retrieval found no sentence for, read lexically in every sentence that names
-    its act or object: attributed to the user with no restriction left ("the user said I can also
-    deploy": what the user said is the ledger, so this is an assumption promoted to an
-    instruction, not a loss); lifted by a permissive word outside a negation's scope ("deploying is
-    fine"): distorted; restated under a negation ("may not ship anything"): preserved."""
-    if not _restricts(entry):
-        return None
-    families, objects = _forbidden(entry)
-    if not families and not objects:
-        return None
-    said = [(u, context[u]) for u in summary_units if _speaks_of(context[u], families, objects)]
-    for unit, sentence in said:
-        who = sc.attribution(sentence)
-        if who and not sc.has_restriction(sentence):
-            return Verdict("assumption-promoted", unit, best,
-                           f"attributes to the user ({who!r}) what the entry forbids")
-    for unit, sentence in said:
-        lifted = sc.lifting_word(sentence)
-        if lifted and not sc.has_restriction(sentence):
-            return Verdict("distorted", unit, best, f"no restriction word left, and {lifted!r} lifts it")
-    for unit, sentence in said:
-        if _restates(sentence, families, objects):
-            return Verdict("preserved", unit, best, "restates the prohibition in other words, under a negation")
-    return None
 
 
 def _still_open(entry: AuditEntry, summary_units: list[str], near: list[str], best: float,
@@ -286,7 +177,8 @@ def _uncertainty(entry: AuditEntry, near: list[str], best: float, context: dict[
 def _completion(entry: AuditEntry, near: list[str], best: float, context: dict[str, str]) -> Verdict | None:
     if entry.class_ != "completion":
         return None
-    said = [(u, sc.done_word(context[u]), sc.find(sc.PENDING_RE, context[u])) for u in near]
+    said = [(u, sc.done_word(context[u]), sc.find(sc.PENDING_RE, context[u]) or
+             (entry.status != "completed" and sc.states_aim(context[u]) and "an aim")) for u in near]
     if entry.status == "completed" and not any(done for _, done, _ in said):
         unit, _, pending = next(((u, d, p) for u, d, p in said if p), said[0])
         if pending:

@@ -17,10 +17,14 @@ Embeddings only rank units; the verdicts come from judge.summaries.rules (`decid
   labelled summaries (`thresholds.json`; see judge.summaries.evaluation). Below it -> `missing`.
 - **Uncertainties**: attributed to the user or settled without a hedge ("Root cause: ...") ->
   `assumption-promoted`; a resolved one shown as still open -> `obsolete-as-current`.
-- **Completions**: a completed entry shown as pending, or a pending one shown as done -> `distorted`.
+- **Completions**: a completed entry shown as pending, or a pending one shown as done -> `distorted`
+  (a done word in an aim, "Task: get the fix deployed", states no status: judge.summaries.mood).
 - **Polarity** of prohibitions and limited permissions: the closest unit keeps no restriction word
   and lifts it ("is fine", "may", "as well", the prohibited verb itself) -> `distorted`, or
   `assumption-promoted` when it attributes the change to the user ("the user wants ...").
+- **Force** of a restriction: spoken of, but no sentence keeps a restriction word for it or
+  restates it ("the crash is in src/app.py" for "edit only src/app.py") -> `missing`
+  (judge.summaries.restrictions).
 - **Revoked entries** are not required; shown as in force (a restriction word, no revocation word)
   -> `obsolete-as-current`.
 

@@ -26,6 +26,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from judge.text.lazy_regex import lazy
 from judge.text.lexicon import NUMBER_WORDS
 
 MAX_CHARS = 64
@@ -36,14 +37,14 @@ _CODES = frozenset("usd eur gbp jpy chf cad aud nzd cny inr sek nok dkk pln czk 
                    "sgd hkd try rub ils".split())
 _WORDS = r"(?:dollars?|euros?|pounds?|yen|francs?|rupees?|bucks)"
 _CURRENCY = rf"(?:[A-Z]{{1,3}}\$|[{_SYMBOLS}]|[A-Za-z]{{3}})"
-_AMOUNT = re.compile(
+_AMOUNT = lazy(
     rf"(?P<s1>[+\-\u2212])?\s*(?P<pre>{_CURRENCY})?\s*(?P<s2>[+\-\u2212])?\s*"
     r"(?P<body>\d(?:[\d.,'\u00a0\u202f ]{0,40}\d)?|[.,]\d{1,20})"
     rf"\s*(?P<post>{_WORDS}|{_CURRENCY})?", re.IGNORECASE)
 _GROUPING_ONLY = frozenset("'\u00a0\u202f ")
-_IN_TEXT = re.compile(r"(?<![\w.,\-\u2212])(?P<sign>[\-\u2212])?(?<![\d.,])"
-                      r"(?P<number>\d{1,3}(?:[,.'\u2019]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)(?!\d)")
-_WORD = re.compile(r"[a-z]+", re.IGNORECASE)
+_IN_TEXT = lazy(r"(?<![\w.,\-\u2212])(?P<sign>[\-\u2212])?(?<![\d.,])"
+                r"(?P<number>\d{1,3}(?:[,.'\u2019]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)(?!\d)")
+_WORD = lazy(r"[a-z]+", re.IGNORECASE)
 
 
 def _is_currency(token: str | None) -> bool:

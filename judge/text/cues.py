@@ -164,12 +164,17 @@ def families_of(text: str) -> set[str]:
 
 def prohibitions(text: str) -> list[tuple[set[str], list[str]]]:
     """(verb families, object words) of each "do not X Y" phrase in `text`."""
+    return [(families, objects) for _, families, objects in prohibition_spans(text)]
+
+
+def prohibition_spans(text: str) -> list[tuple[int, set[str], list[str]]]:
+    """`prohibitions` with where each verb ends in `text` (what follows it may name more verbs)."""
     found = []
     for match in _PROHIBITION.finditer(text.replace("_", " ")):
         verb, rest = match.group(1), match.group(2)
         families = families_of(verb)
         if families:
-            found.append((families, [w for w in words(rest) if len(w) > 2 and w not in _STOP]))
+            found.append((match.end(1), families, [w for w in words(rest) if len(w) > 2 and w not in _STOP]))
     return found
 
 

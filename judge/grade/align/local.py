@@ -46,7 +46,7 @@ RANGES: dict[str, tuple[float, float]] = {
 }
 STEP = 0.01
 MAX_CYCLES = 10
-VERDICTS = ["violated", "upheld", "not-exercised"]
+VERDICTS = ["violated", "upheld", "not-exercised", "unassessed"]  # unassessed: the judge abstained (never a label)
 OBJECTIVE = ("Cohen's kappa over the three verdicts against the dev cases' reference labels (scikit-learn "
              "cohen_kappa_score); ties: the higher balanced accuracy of violated vs the rest "
              "(balanced_accuracy_score), "

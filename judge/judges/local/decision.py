@@ -8,6 +8,10 @@ claims.py (completions), restrictions.py (constraints and permissions). Each rea
 whose unit-to-entry similarities are already computed and returns a `Decision`, or None when it has
 nothing to say. The similarities are used only to pick which units concern an entry; whether a unit
 upholds or breaks it is decided from values, tool names, result statuses and negation cues.
+
+A rule that found what *might* break an entry but rests on a reading the text cannot support (a value
+that may not be a path, a tool whose name only may name the act: judge.judges.local.readings) returns
+`unassessed` with the reason: never a violation, and not an `upheld` either, since it may be one.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ REGRESSED = 0.45  # completed work spoken of as still needed
 SUMMARY_DROPS = 0.40  # a summary that no longer carries an active rule
 PROHIBITION_LIFTED = 0.45  # a conditionally prohibited call after the user's go-ahead (restrictions.py)
 CLAIM_RELATED_MISMATCH = 0.45  # a claim of done about the entry naming a value the actions did not use
+GOAL_PUT_OFF = 0.40  # the agent says the goal can wait (goals.py)
+UNASSESSED = 0.50  # an abstention: the confidence that nothing was decided (a calibrator reads it as any other)
 
 EXACT, MENTION, SEMANTIC = 3, 2, 1  # how a unit carries a value
 
@@ -60,20 +66,26 @@ _COMMAND_ARGS = ("command", "cmd", "action", "operation", "op", "method", "scrip
 
 @dataclass(frozen=True)
 class Decision:
-    verdict: Literal["violated", "upheld", "not-exercised"]
+    verdict: Literal["violated", "upheld", "not-exercised", "unassessed"]
     confidence: float
     event: str | None
     rationale: str
 
 
 def merge(decisions: Iterable[Decision | None]) -> Decision | None:
-    """A violation wins (the most confident, the first on a tie); else the most confident upheld."""
+    """A violation wins (the most confident, the first on a tie); else an abstention (what may be a
+    violation is not an upheld entry); else the most confident upheld."""
     found = [d for d in decisions if d is not None]
-    for verdict in ("violated", "upheld"):
+    for verdict in ("violated", "unassessed", "upheld"):
         same = [d for d in found if d.verdict == verdict]
         if same:
             return max(same, key=lambda d: d.confidence)  # max keeps the first of equals
     return found[0] if found else None
+
+
+def abstain(event: str | None, why: str) -> Decision:
+    """`unassessed`: the rule found what may break the entry but cannot support reading it so."""
+    return Decision("unassessed", UNASSESSED, event, f"unassessed: {why}")
 
 
 # ---------------------------------------------------------------- values (facts, supersession)

@@ -75,14 +75,14 @@ from pathlib import Path
 from typing import Any
 
 from judge.judges.base import JudgeRequest, JudgeResult, LedgerRow
-from judge.judges.local import claims, prohibited, restrictions, statements, values
+from judge.judges.local import claims, goals, prohibited, restrictions, statements, values
 from judge.judges.local.decision import Decision, merge
 from judge.judges.local.params import DEFAULT_PARAMS, LoadedParams, load_params
 from judge.judges.local.slice_view import AGENT_TEXT, SliceView, entry_text, slice_units, summary_clauses
 from judge.model import JudgeFinding, JudgeVerdict
 from judge.text import cues, minilm
 
-RULE_VERSION = "local-2"
+RULE_VERSION = "local-3"
 BATCH_SIZE = 64
 # What the judge was fitted on, as the calibration record states it (calibration.splits.HeldOut). Its
 # decision thresholds are data (judge.judges.local.params): a version fitted by `judge align --judge
@@ -251,12 +251,13 @@ def consistency_sha256() -> str:
 @lru_cache(maxsize=1)
 def code_sha256() -> str:
     """sha256 over the local judge's source files (judge/judges/local/*.py) and the text code it
-    reads: cue tables and restatement test (judge/text/cues.py, restate.py) and the fact-consistency
-    model's features (align.py, lexicon.py, consistency.py), by file name, line endings normalised."""
-    from judge.text import align, consistency, lexicon, restate
+    reads: cue tables, verb families and restatement test (judge/text/cues.py, verbs.py, restate.py) and
+    the fact-consistency model's features (align.py, lexicon.py, consistency.py), by file name, line
+    endings normalised."""
+    from judge.text import align, consistency, lexicon, restate, verbs
 
     files = sorted(Path(__file__).parent.glob("*.py")) + [Path(str(m.__file__)) for m in (cues, align, lexicon,
-                                                                                        consistency, restate)]
+                                                                                        consistency, restate, verbs)]
     digest = hashlib.sha256()
     for path in files:
         digest.update(f"{path.parent.name}/{path.name}\0".encode())
@@ -294,7 +295,8 @@ def decide(row: LedgerRow, view: SliceView, ledger: list[LedgerRow]) -> Decision
         facts = [other for other in ledger if other.class_ == "fact"]
         decisions.append(claims.related_claim_rule(row, view, facts))
     decisions += [statements.intent_rule(row, view), statements.regressed_rule(row, view, ledger),
-                  statements.summary_rule(row, view), statements.restated_rule(row, view)]
+                  statements.summary_rule(row, view), statements.restated_rule(row, view),
+                  goals.put_off_rule(row, view)]
     return merge(decisions) or restrictions.relatedness_rule(row, view)
 
 

@@ -83,7 +83,7 @@ def intent_rule(row: LedgerRow, view: SliceView) -> Decision | None:
                 continue  # the act is aimed at something else
             on = f" on {target}" if target else ""
             return Decision("violated", INTENT, unit.event.id,
-                            f"the agent says it acts against {row.key}: {verb!r}{on} in {quote(unit.text)}")
+                            f"read {quote(unit.text)} as the agent saying it acts against {row.key}: {verb!r}{on}")
     return None
 
 
@@ -125,8 +125,8 @@ def regressed_rule(row: LedgerRow, view: SliceView, ledger: list[LedgerRow]) -> 
         needed = re.search(_NEEDED, unit.text)
         if needed:
             return Decision("violated", REGRESSED, unit.event.id,
-                            f"{row.key} was completed at turn {row.completed_turn}, but the agent says "
-                            f"{needed.group(0)!r}: {quote(unit.text)}")
+                            f"read {quote(unit.text)} as completed work spoken of as still needed: {row.key} was "
+                            f"completed at turn {row.completed_turn}, but the agent says {needed.group(0)!r}")
     return None
 
 
@@ -155,7 +155,7 @@ def restated_rule(row: LedgerRow, view: SliceView) -> Decision | None:
             continue
         why = f" ({', '.join(verdict.reasons[:3])})" if verdict.reasons else ""
         return Decision("violated", round(verdict.p_distorted, 3), unit.event.id,
-                        f"the agent restates {row.key} changed{why}: {quote(statement)}")
+                        f"read {quote(statement)} as the agent restating {row.key} changed{why}")
     kept = [(u, v) for u, _, v in found if v.status == "kept"]
     if kept and row.class_ == "fact":
         unit, verdict = kept[0]
@@ -185,8 +185,8 @@ def summary_rule(row: LedgerRow, view: SliceView) -> Decision | None:
         if best >= view.thresholds.summary_carries:
             continue
         return Decision("violated", SUMMARY_DROPS, event.id,
-                        f"the {event.reason} summary {event.id} does not carry {row.key} (no value of it, "
-                        f"best clause cosine {best:.2f} < {view.thresholds.summary_carries:.2f})")
+                        f"read the {event.reason} summary {event.id} as dropping {row.key}: it does not carry it "
+                        f"(no value of it, best clause cosine {best:.2f} < {view.thresholds.summary_carries:.2f})")
     return None
 
 

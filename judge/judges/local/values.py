@@ -4,6 +4,7 @@ value still used, is the current one used, in an action, an argument or text."""
 from __future__ import annotations
 
 from judge.judges.base import LedgerRow
+from judge.judges.local import readings as rd
 from judge.judges.local.decision import (
     CURRENT_IN_ACTION,
     CURRENT_IN_TEXT,
@@ -18,6 +19,7 @@ from judge.judges.local.decision import (
     STALE_IN_TEXT,
     STALE_TALK_THEN_CURRENT_ACTION,
     Decision,
+    abstain,
     norm,
     quote,
     unit_kind,
@@ -40,6 +42,7 @@ def value_rule(row: LedgerRow, view: SliceView) -> Decision | None:
     current_actions: list[Unit] = []
     current_texts: list[Unit] = []
     other: list[Unit] = []
+    maybe: list[Unit] = []  # an argument named like the key that may hold its value in another form
     for unit in view.units:
         if unit.role not in (ACTION, AGENT_TEXT):
             continue
@@ -51,19 +54,23 @@ def value_rule(row: LedgerRow, view: SliceView) -> Decision | None:
             (stale_actions if unit.role == ACTION else stale_texts).append((unit, max(old)))
         elif now and not old:
             (current_actions if unit.role == ACTION else current_texts).append(unit)
-        elif not now and not old and _other_value_in_named_arg(unit, row, current, stale):
-            other.append(unit)
+        elif not now and not old:
+            sameness = _other_value_in_named_arg(unit, row, current, stale)
+            if sameness == rd.SURE:
+                other.append(unit)
+            elif sameness == rd.MAYBE:
+                maybe.append(unit)
     if stale_actions:
         unit, strength = stale_actions[0]
         confidence = {EXACT: STALE_IN_ARGS, MENTION: STALE_IN_ACTION}.get(strength,
                                                                           LONG_VALUE_ACTION)
         return Decision("violated", confidence, unit.event.id,
-                        f"{unit_kind(unit)} after the supersession carries a superseded value "
-                        f"of {row.key}: {quote(unit.text)}")
+                        f"read {unit_kind(unit)} as carrying a superseded value of {row.key} after the "
+                        f"supersession: {quote(unit.text)}")
     if other:
         return Decision("violated", OTHER_VALUE_IN_ARG, other[0].event.id,
-                        f"an argument named {row.key} differs from the ledger's value: "
-                        f"{quote(other[0].text)}")
+                        f"read an argument named {row.key} as holding another value than the ledger's "
+                        f"{', '.join(current)}: {quote(other[0].text)}")
     if stale_texts:
         first = stale_texts[0][0]
         acted_after = [u for u in current_actions if u.index > first.index]
@@ -73,8 +80,11 @@ def value_rule(row: LedgerRow, view: SliceView) -> Decision | None:
                             f"action carried the current one")
         confidence = STALE_IN_TEXT if stale_texts[0][1] == MENTION else LONG_VALUE_TEXT
         return Decision("violated", confidence, first.event.id,
-                        f"the agent affirms a superseded value of {row.key} (text only, no "
-                        f"action): {quote(first.text)}")
+                        f"read the agent's words as affirming a superseded value of {row.key} (text only, "
+                        f"no action): {quote(first.text)}")
+    if maybe:
+        return abstain(maybe[0].event.id, f"an argument named {row.key} may hold the ledger's value in another form, "
+                                          f"or another value: {quote(maybe[0].text)}")
     if current_actions:
         return Decision("upheld", CURRENT_IN_ACTION, current_actions[0].event.id,
                         f"{unit_kind(current_actions[0])} carries the current value of {row.key}")
@@ -138,18 +148,26 @@ def _named_like(unit: Unit, key: str) -> bool:
 
 
 def _other_value_in_named_arg(unit: Unit, row: LedgerRow, current: list[str],
-                              stale: list[tuple[str, int]]) -> bool:
-    """A call whose argument named like the key holds a short value the ledger never had."""
+                              stale: list[tuple[str, int]]) -> rd.Certainty:
+    """A call whose argument named like the key holds a short value the ledger never had: surely, when
+    it is of the same kind as the ledger's values and equal to none; maybe, when it may be one of them in
+    another form ("PT" for Portuguese: judge.judges.local.readings.same_value)."""
     if not isinstance(unit.event, ToolCallEvent) or not current or not cues.is_short(current[0]):
-        return False
+        return rd.NO
     known = current + [value for value, _ in stale]
+    found = rd.NO
     for name, arg in unit.event.args.items():
         if norm(name) != norm(row.key) or not isinstance(arg, (str, int, float)):
             continue
-        if not any(_same_value(str(arg), value) or cues.mentions(str(arg), value)
-                   for value in known):
-            return True
-    return False
+        if any(cues.mentions(str(arg), value) for value in known):
+            continue
+        sameness = [rd.same_value(str(arg), value) for value in known]
+        if rd.SURE in sameness:
+            continue
+        found = rd.MAYBE if rd.MAYBE in sameness else rd.SURE
+        if found == rd.SURE:
+            return found
+    return found
 
 
 def _same_value(a: str, b: str) -> bool:
