@@ -34,7 +34,9 @@ def report(record: dict) -> str:
              "goal-fidelity@3, `mode = \"strict\"`, temperature 0, `timeout_s = 600`, one request at a time. "
              "A model this small is expected at chance as a judge: read the intervals, not the points. Judge errors "
              "(no valid answer after the re-asks, or the asked key left out of it) are counted and not scored. "
-             "Intervals: 95% percentile bootstrap, 1,000 resamples, seed 0.", ""]
+             "Intervals: 95% percentile bootstrap, 1,000 resamples, seed 0. The command with `--results` measures again "
+             f"and rewrites this section; `python benchmarks/llm_real.py --render {record['out']} --results` rewrites it "
+             "from the committed record (tests/test_llm_real_benchmark.py checks they agree).", ""]
     if labels is not None and labels["checkpoints"]:
         subset = f"the first {limit} of 26 checkpoints in a seeded order, " if limit else ""
         if labels["checkpoints"] < labels["drawn"]:
