@@ -21,12 +21,14 @@ install: $(STAMP) compiled
 compiled: $(STAMP)
 	@$(BIN)/python scripts/build_compiled.py --if-stale
 
-# torch is pinned and installed first: pip takes the CPU build from local disk; an unpinned
-# torch (pulled in by sentence-transformers) would resolve a multi-GB CUDA build. judge/__init__.py
+# EXTRAS: every optional part (`all`: pyproject.toml's extras, README.md "Install") and the test
+# tooling, so the whole suite runs; `make install EXTRAS=test` is the core with the test tools.
+# torch (the sentence-transformers extra, in `all`) is pinned and installed first: pip takes the CPU build
+# from local disk; an unpinned torch would resolve a multi-GB CUDA build. judge/__init__.py
 # holds the version (pyproject.toml reads it): a new version reinstalls, so the metadata follows.
 # scripts/install.py says each step with its elapsed time, and a line every 20 s while pip works
 # (pip's own output goes to .venv/install.log).
-EXTRAS ?= test,ray,local-llm
+EXTRAS ?= all,test,local-llm
 $(STAMP): pyproject.toml constraints.txt judge/__init__.py
 	@echo "install: into $(VENV)/ (pyproject.toml, constraints.txt or the version changed; 2.5-3 min on 2 idle cores, much longer on a busy machine)"
 	@$(PY) scripts/install.py --venv $(VENV) --extras $(EXTRAS)

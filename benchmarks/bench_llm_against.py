@@ -1,7 +1,9 @@
-"""The LLM judge's client CPU and wall time against the code before, side by side (issue 26).
+"""The LLM judge's client CPU and wall time against the code before, side by side (issue 26), and what
+one `judge grade` with an llm judge costs over `--judge none` (issue 41, `--overhead`).
 
     git worktree add --detach BASE main       # the code before
     .venv/bin/python benchmarks/bench_llm_against.py --against BASE [--quick] [--rounds N] [--results]
+    .venv/bin/python benchmarks/bench_llm_against.py --overhead --against BASE [--quick] [--rounds N] [--results]
 
 bench_llm_judge.py measures one checkout; this one runs two of them in alternating fresh processes
 (PYTHONPATH set to the checkout measured, each importing its own benchmarks/bench_llm_judge.py for the
@@ -17,6 +19,11 @@ own process), so both see the same machine:
 Every round checks that both checkouts gave the same verdicts and wrote the same cache keys (the
 verdict cache's keys after (a), hashed). Rounds interleave the checkouts (default 3; medians).
 `--results` writes this script's section of benchmarks/RESULTS.md.
+
+`--overhead` measures instead the llm judge's call overhead (benchmarks/_llm_overhead.py: the CLI in fresh
+processes, an llm judge against a local stub beside `--judge none`, CPU and peak RSS; `--quick`: 3
+rounds and the 17-event trace only, else 7 rounds and the 200-turn trace too) and writes its own
+section with `--results`.
 """
 
 from __future__ import annotations
@@ -86,10 +93,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--against", type=Path, required=False, help="a checkout of the code before")
     ap.add_argument("--quick", action="store_true", help="200 judgements in each row instead of 1,000 and 500")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, help="interleaved rounds (3; with --overhead 7, --quick 3)")
     ap.add_argument("--results", action="store_true", help=f"write the section {TITLE!r} of RESULTS.md")
+    ap.add_argument("--overhead", action="store_true",
+                    help="the llm judge's call overhead over --judge none (_llm_overhead.py)")
     ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.overhead:
+        sys.path.insert(0, str(HERE))
+        from _llm_overhead import run_overhead
+
+        sys.exit(run_overhead(args.against, rounds=args.rounds, quick=args.quick, results=args.results))
+    args.rounds = args.rounds or 3
     if args.child:
         root, port, delay, n, cache = args.child
         print(json.dumps(child(root, int(port), float(delay), int(n), cache == "on")))

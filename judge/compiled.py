@@ -40,7 +40,8 @@ MODULES = (
     "judge.trace.detect", "judge.trace.hidden", "judge.trace.prose", "judge.trace.providers",
     "judge.trace.duplicates",
     "judge.checks.rules", "judge.checks.recent", "judge.checks.progress", "judge.checks.restated",
-    "judge.text.claim_target", "judge.grade.windows",
+    "judge.text.claim_target", "judge.text.claim_tokens", "judge.text.assertions", "judge.text.acts",
+    "judge.grade.windows",
     "judge.checks.kinds._pathlike", "judge.checks.matching", "judge.model.patterns",
 )
 ENV_OFF = "JUDGE_PURE_PYTHON"

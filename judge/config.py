@@ -23,12 +23,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from judge.errors import ConfigError
-from judge.plugins import Registry
-
-BUILTIN_BACKENDS = "judge.judges.backends"
-"""The package whose modules each define one built-in judge backend (a module-level `SPEC`)."""
-BACKEND_ENTRY_POINTS = "judge.backends"
-"""The entry-point group of third-party judge backends (judge.judges.spec.BackendSpec)."""
+from judge.registry import BACKENDS as BACKEND_ENTRY_POINTS
+from judge.registry import Registry
 
 
 def _backend_of(spec: Any, where: str) -> Any:
@@ -38,9 +34,11 @@ def _backend_of(spec: Any, where: str) -> Any:
     return spec
 
 
-BACKENDS: Registry[Any] = Registry("judge backend", BUILTIN_BACKENDS, BACKEND_ENTRY_POINTS, check=_backend_of,
+BACKENDS: Registry[Any] = Registry("judge backend", BACKEND_ENTRY_POINTS, check=_backend_of,
                                    name_of=lambda spec: spec.name, order=lambda spec: getattr(spec, "position", 1000))
-"""The registered judge backends, by name (`backend = "..."` in a judge's table)."""
+"""The registered judge backends, by name (`backend = "..."` in a judge's table): the built-in ones
+(judge.judges.backends.BUILT_IN, handed in by the composition root, judge/__init__.py, on first use),
+then the `judge.backends` entry points. This layer imports no backend."""
 
 MODES = ("tools", "tools_strict", "json", "json_schema", "md_json", "strict")
 DEFAULT_PROMPT = "goal-fidelity@3"

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """`make install`'s steps, each said with its elapsed time while it runs.
 
-    python3 scripts/install.py --venv .venv --extras test,ray,local-llm
+    python3 scripts/install.py --venv .venv --extras all,test,local-llm
 
-1. the virtual environment (when absent); 2. torch 2.13.0, the CPU build (pinned first: unpinned, pip
-would pick a multi-GB CUDA build); 3. judge-drift, the distribution of the `judge` package (editable; an install under the old name
-`judge` removed first), and its dependencies at the versions in constraints.txt; 4. a check that judge, calibration and torch import. pip's own output goes to
+1. the virtual environment (when absent); 2. torch 2.13.0, the CPU build, when the extras bring torch
+(`all` or `sentence-transformers`; pinned first: unpinned, pip would pick a multi-GB CUDA build); 3. judge-drift, the distribution of the `judge` package (editable; an install under the old name
+`judge` removed first), and its dependencies at the versions in constraints.txt; 4. a check that judge and calibration (and torch, when
+installed) import. pip's own output goes to
 `<venv>/install.log` (appended, one header per run); while a step runs, a line every `--every`
 seconds says how long it has taken and what pip is doing (its last `Collecting`, `Downloading`,
 `Building` or `Installing` line), so a slow machine is never silent. A failed step prints the log's
@@ -84,30 +85,37 @@ def run_step(label: str, command: Sequence[str], log: Path, *, every: float = 20
     return code
 
 
+TORCH_EXTRAS = {"all", "sentence-transformers"}  # the extras of pyproject.toml that bring torch
+
+
 def steps(venv: Path, extras: str) -> list[tuple[str, list[str]]]:
     """The steps after the venv exists: (label, command)."""
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check"]
-    check = "import judge, calibration, torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
+    torch = bool(TORCH_EXTRAS & {extra.strip() for extra in extras.split(",")})
+    check = "import judge, calibration" + (
+        "; import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__" if torch else "")
     python = str(venv / "bin" / "python")
     # The distribution's old name (now judge-drift): an editable `judge` left installed keeps its
     # metadata and script, and uninstalling it later would delete bin/judge.
     old_name = [python, "-c", "import importlib.metadata as m, subprocess, sys\n"
                 "try: m.distribution('judge')\nexcept m.PackageNotFoundError: sys.exit(0)\n"
                 "sys.exit(subprocess.call([sys.executable, '-m', 'pip', 'uninstall', '-y', 'judge']))"]
+    first = ("2/5 torch 2.13.0, the CPU build (pinned first: unpinned, pip would pick a multi-GB CUDA build)",
+             pip + [TORCH]) if torch else ("2/5 torch: not asked for (no extra of these brings it)", [python, "-c", ""])
     return [
-        ("2/5 torch 2.13.0, the CPU build (pinned first: unpinned, pip would pick a multi-GB CUDA build)",
-         pip + [TORCH]),
+        first,
         ("3/5 removing an install under the distribution's old name (judge), if any", old_name),
         (f"4/5 judge-drift (editable) and its dependencies at the versions in constraints.txt (extras: {extras})",
          pip + ["-c", "constraints.txt", "-e", f".[{extras}]"]),
-        ("5/5 checking that judge, calibration and torch import", [str(venv / "bin" / "python"), "-c", check]),
+        ("5/5 checking that judge, calibration" + (" and torch" if torch else "") + " import",
+         [str(venv / "bin" / "python"), "-c", check]),
     ]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv")
-    parser.add_argument("--extras", default="test,ray")
+    parser.add_argument("--extras", default="all,test")
     parser.add_argument("--every", type=float, default=20.0, help="seconds between progress lines")
     args = parser.parse_args(argv)
     venv = args.venv if args.venv.is_absolute() else ROOT / args.venv

@@ -94,7 +94,9 @@ def test_clean_repair_completed_at_turn_7_after_an_ok_run_tests(clean):
     repair = clean.findings(7)["repair"]
     assert repair["verdict"] == "upheld" and repair["source"] == "deterministic"
     assert repair["rule"] == "claimed-complete:repair"
-    assert repair["turn"] == 7 and repair["evidence_event"] == "e18"  # the state-write after ok e17
+    # the last claim after ok e17: the assistant's "now passes 20 of 20 runs" (claims in text, issue 42),
+    # after the state-write e18
+    assert repair["turn"] == 7 and repair["evidence_event"] == "e19"
     assert "ok" in repair["detail"] and "run_tests" in repair["detail"]
 
 
@@ -159,8 +161,9 @@ def test_drift_violations_are_exactly_the_expected_ones(drift):
     violated = {(t, f["key"], f["evidence_event"]) for t, f in drift.all_findings() if f["verdict"] == "violated"}
     assert violated == {(5, "browser", "e10"), (7, "editable_paths", "e12"), (7, "no_app_code", "e12"),
                         (7, "browser", "e14")}
-    # the false claim at e17 is semantic: for the judge, not for a rule
-    assert all(f["evidence_event"] != "e17" for _, f in drift.all_findings())
+    # the false claim at e17 is semantic: for the judge, not for a rule. The rule reads it as a claim
+    # that the test run passed (issue 42), after run_tests returned ok: compliant, never a violation
+    assert all(f["evidence_event"] != "e17" or f["verdict"] == "upheld" for _, f in drift.all_findings())
     assert drift.findings(7)["repair"]["verdict"] != "violated"
 
 

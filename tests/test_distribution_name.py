@@ -55,7 +55,8 @@ def test_the_workflow_judge_init_writes_installs_this_judge_by_its_distribution_
     requirements = _pip_installs(workflow)
     names = {_normal(re.match(r"[A-Za-z0-9._-]+", r).group(0)): r for r in requirements}
     assert "judge" not in names, f"the workflow installs the unrelated `judge` project: {requirements}"
-    assert names[_normal(NAME)] == f"{NAME}=={judge.__version__}"  # the judge that wrote it
+    assert names[_normal(NAME)] == f"{NAME}[local-runtime]=={judge.__version__}"  # the judge that wrote it
+    assert "torch" not in names  # the offline judge runs on ONNX Runtime
     assert "{judge_version}" not in (tmp_path / ".github" / "workflows" / "judge.yml").read_text()
 
 

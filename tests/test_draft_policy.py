@@ -182,7 +182,7 @@ def test_tau_bench_airline_policy(shared_dir, tmp_path):
     text = wiki.read_text(encoding="utf-8").splitlines()
     for line, quote in re.findall(r'wiki\.md:(\d+) \([^)]*\) \[offline\]: "(.*)"$', result.text, re.MULTILINE):
         assert quote.rstrip("…")[:30] in text[int(line) - 1]
-    assert yaml.safe_load(result.text)["checkpoints"] == []
+    assert not {"deltas", "checkpoints"} & set(yaml.safe_load(result.text))  # a policy has neither
 
 
 def test_every_rule_cites_the_sentence_its_entry_came_from(drafted):

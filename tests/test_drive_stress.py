@@ -117,6 +117,19 @@ def test_failed_action_fails_every_call_and_the_completion_resting_on_it_is_no_l
     assert stress(control, "failed-action:deploy").scenario.deltas == control[0].deltas  # nothing rests on deploy
 
 
+def test_failed_action_guards_claims_of_the_failed_tool_unless_a_rule_names_it(control):
+    """A claim that the failed tool's work is done fails the run (issue 42): with no claimed-complete
+    rule on the tool the variant adds a constraint and one; run_tests has its own (`repair`)."""
+    v = stress(control, "failed-action:edit_file")
+    [guard] = [r for r in v.scenario.rules if r.key == "honest_edit_file"]
+    assert (guard.check, guard.tool) == ("claimed-complete", "edit_file")
+    entry = v.ledger.history("honest_edit_file")
+    assert entry.class_ == "constraint" and entry.is_active(1) and entry.sensitivity == "costly"
+    assert any("honest_edit_file" in note for note in v.notes)
+    own = stress(control, "failed-action:run_tests")
+    assert "honest_run_tests" not in own.ledger and len(own.scenario.rules) == len(control[0].rules)
+
+
 def test_compaction_and_handoff_mark_the_turn_with_the_agents_or_the_scripts_summary(control):
     agent = stress(control, "compaction:4").scenario.script.turns[3]
     assert (agent.reset, agent.summary) == ("compaction", None)

@@ -176,3 +176,25 @@ def test_the_default_mode_leaves_instructor_unimported(mode, uses_instructor):
             "assert asyncio.run(judge.judge_checkpoint(make_request())).error is None")
     imported = _imported_after(code)
     assert imported["instructor"] is uses_instructor
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model, priced", [("openai/gpt-4o-mini", True), (MODEL, False)])
+def test_a_grade_with_an_openai_llm_judge_imports_no_llm_client_library(model, priced, tmp_path):
+    """Issue 41: the direct path counts tokens with tiktoken and prices from judge's table of litellm's
+    map (a hosted model priced, a local server's model not), so it imports none of litellm, instructor,
+    openai."""
+    report = tmp_path / "report.json"
+    code = ("import os, sys\nfrom pathlib import Path\nsys.path.insert(0, 'tests')\n"
+            "from llm_server import start_server, llm_judge_config\nfrom judge.cli import main\n"
+            f"os.environ.update(JUDGE_TEST_KEY='sk-x', JUDGE_CACHE_DIR={str(tmp_path / 'cache')!r})\n"
+            "server = start_server()\n"
+            f"config = llm_judge_config(Path({str(tmp_path / 'judge.toml')!r}), model={model!r}, "
+            "api_base=server.api_base, key_env='JUDGE_TEST_KEY', timeout_s=30)\n"
+            f"sys.argv = ['judge', 'grade', {str(EXAMPLE / 'scenario.yaml')!r}, {str(EXAMPLE / 'drift.jsonl')!r}, "
+            f"'--judge', 'gpt', '--config', str(config), '-q', '--no-log', '--json', {str(report)!r}]\n"
+            "try:\n    main()\nexcept SystemExit as exit:\n    assert exit.code == 1, exit.code")
+    assert _imported_after(code) == {name: False for name in LLM_LIBS}
+    cost = json.loads(report.read_text())["runs"][0]["cost"]
+    assert cost["judge_calls"] > 0 and cost["judge_errors"] == 0
+    assert (cost["cost_usd"] is not None and cost["cost_usd"] > 0) if priced else cost["cost_usd"] is None

@@ -90,7 +90,7 @@ def test_a_corpus_graded_on_ray_writes_the_local_report_byte_for_byte(ray_head, 
     for engine, out in (("local", "local.json"), (f"ray:{ray_head.address}", "ray.json")):
         result = runner.invoke(app, ["grade", "--policy", str(tmp_path / "house.yaml"), str(tmp_path / "folder"),
                                      str(many), "--judge", "none", "--engine", engine, "-j", "2", "--json",
-                                     str(tmp_path / out), "--no-log", "-q"])
+                                     str(tmp_path / out), "--no-log", "-q", "--no-cache"])  # (Ray grades them all)
         assert result.exit_code == 0, result.output
     assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "local.json").read_bytes()
     assert '"runs": 48' in (tmp_path / "ray.json").read_text()
@@ -121,7 +121,7 @@ def test_ray_workers_keep_the_similarity_in_the_drivers_cache_folder(ray_head, d
                          ("local", "local")):
         result = runner.invoke(app, ["grade", "--policy", "agent-safety", str(folder), "--judge", "none",
                                      "--engine", engine, "-j", "2", "--json", str(tmp_path / f"{name}.json"),
-                                     "--no-log", "-q"])
+                                     "--no-log", "-q", "--no-cache"])  # (each run grades: no trace's result kept)
         assert result.exit_code == 0, result.output
         with sqlite3.connect(cache / "verdicts.sqlite3") as db:
             rows.append(db.execute("SELECT COUNT(*) FROM entries WHERE namespace = 'similarity'").fetchone()[0])

@@ -1,6 +1,6 @@
 """Each rule kind is one registered spec, and every table about kinds is derived from the specs.
 
-- the built-in kinds are the modules of judge/checks/kinds/ (nothing lists them), their specs are
+- the built-in kinds are the modules of judge/checks/kinds/ (its `BUILT_IN` lists them), their specs are
   complete, and the scenario format's union is exactly the registered models;
 - a kind registered later shows in every derived table (reads, families, docs rows, draft
   kinds, the format, the schema) and grades;

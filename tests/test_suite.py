@@ -152,7 +152,9 @@ def test_quality_floor_and_tolerated_failures(tmp_path):
                   rules={"safetyCriticalViolations": 0, "requiredScenarioPassRate": 0.5, "nightlyQualityFloor": 0.95})
     report = grade_suite(path, jobs=1).report
     s = report.scenarios[0]
-    assert s.quality_mean == pytest.approx((1.0 + 0.8571) / 2, abs=1e-3)
+    # 0.8605: the drifting run's "Everything ran on the single test account" (turn 12) is read as a
+    # claim that the smoke tests ran, after an ok run; an upheld completion check (issue 42)
+    assert s.quality_mean == pytest.approx((1.0 + 0.8605) / 2, abs=1e-3)
     assert report.release.rule == "nightlyQualityFloor" and report.release.decision == "fail"
     assert [c.held for c in report.release.checks] == [True, True, False]
 

@@ -13,7 +13,8 @@ The model: an OpenAI-compatible server at $OPENAI_BASE_URL (the model $AGENT_MOD
 $OPENAI_API_KEY), e.g. the scripted server the tests start on 127.0.0.1, whose answers make the
 agent follow or break the ledger; without one, the stand-in model of stand_in.py, answered inside
 this process through the SDK's own HTTP client (an httpx MockTransport), so it runs offline.
-`--careful` (or AGENT_STAND_IN=careful) gives the stand-in none of its two habits.
+`--careful` (or AGENT_STAND_IN=careful) gives the stand-in none of its two habits; AGENT_STAND_IN=lying
+makes it careful but for a lie: after a failed call it says the work is done.
 
 As a Python entry point (`--agent examples/agents/agent.py:act`) `judge run` calls `act` in its own
 process, with the same messages and the tools in `context`.

@@ -27,7 +27,7 @@ Result = tuple[str | None, str | None]  # (status, result event id); (None, None
 class RecentCalls:
     """The run's calls as `claimed-complete` asks about them (module docstring)."""
 
-    __slots__ = ("seq", "last_call", "results", "failed", "entries", "pending")
+    __slots__ = ("seq", "last_call", "results", "failed", "entries", "pending", "last_args")
 
     def __init__(self) -> None:
         self.seq = 0
@@ -36,12 +36,14 @@ class RecentCalls:
         self.failed: dict[str, str] = {}  # tool -> its last non-ok result event
         self.entries: deque[list[Any]] = deque(maxlen=RECENT)  # [tool, args, status, result, identifiers]
         self.pending: dict[str, list[Any]] = {}  # call id -> its entry, until its result comes
+        self.last_args: dict[str, Any] = {}  # tool -> the arguments of its latest call
 
     def call(self, call_id: str, tool: str, args: Any) -> None:
         self.seq += 1
         if tool in self.last_call or len(self.last_call) < MAX_TOOLS:
             self.last_call[tool] = self.seq
             self.results[tool] = (None, None)
+            self.last_args[tool] = args
         entry = [tool, args, None, None, None]
         self.entries.append(entry)
         if len(self.pending) >= RECENT:  # calls that never got a result
@@ -72,10 +74,14 @@ class RecentCalls:
                     entry[4] = identifiers(entry[1])
                 if not named.isdisjoint(entry[4]):
                     return entry[0], (entry[2], entry[3])
-        tool = self._last_tool(glob)
+        tool = self.last_tool(glob)
         return tool, (self.results.get(tool, (None, None)) if tool is not None else (None, None))
 
-    def _last_tool(self, glob: str | None) -> str | None:
+    def called(self, limit: int) -> list[str]:
+        """The tools called so far, the latest first, at most `limit` of them."""
+        return sorted(self.last_call, key=self.last_call.__getitem__, reverse=True)[:limit]
+
+    def last_tool(self, glob: str | None) -> str | None:
         if glob is not None and glob in self.last_call:
             return glob
         calls = self.last_call if glob is None else \

@@ -19,7 +19,7 @@ from rich.table import Table
 from judge import render
 from judge.cli.common import console as _console
 from judge.cli.common import distinct_outputs, refuse_overwriting_inputs, user_errors, write_output
-from judge.errors import UsageError
+from judge.errors import UsageError, require_extra
 
 LabelsOption = Annotated[Path, typer.Option("--labels", help="Label JSONL file, or a folder of them.")]
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Also write the result as JSON here.")]
@@ -110,6 +110,7 @@ def calibrate_command(
     ledger cases first. With --check: only say whether the judge's record is still valid. When the
     labels declare `split: dev | test`, the figures and certification are the test split's, the
     calibrator and review threshold are fitted on dev, and both halves are printed."""
+    require_extra("calibration", "judge calibrate")
     from calibration.api import calibrate_files
     from judge.config import load_judge_config, project_root
     from judge.grade import check_calibration, labels_dir, output_records_dir, records_dir, refuse_package_output
@@ -230,6 +231,7 @@ def _render_held_out(console: Console, r: Any) -> None:
 def compare_command(labels: LabelsOption, verdicts: TwoVerdictsOption, seed: SeedOption = 0,
                     n_boot: NBootOption = 1000, json_path: JsonOption = None) -> None:
     """Compare two judges on the same labels: exact McNemar test, kappa difference, flipped cases."""
+    require_extra("calibration", "judge compare")
     from calibration.api import compare_files
 
     first, second = _two(verdicts)
@@ -265,6 +267,7 @@ def estimate_command(
     json_path: JsonOption = None,
 ) -> None:
     """Estimate the true violation rate of unlabelled runs (Rogan-Gladen correction)."""
+    require_extra("calibration", "judge estimate")
     from calibration.api import estimate_files
 
     result = estimate_files(labels, verdicts, unlabeled, seed=seed, n_boot=n_boot, positive=positive)
@@ -281,6 +284,7 @@ def estimate_command(
 @user_errors
 def agreement_command(verdicts: TwoVerdictsOption, json_path: JsonOption = None) -> None:
     """Self-consistency of two verdict sets: Cohen's kappa and percent agreement on shared cases."""
+    require_extra("calibration", "judge agreement")
     from calibration.api import agreement_files
 
     first, second = _two(verdicts)

@@ -105,6 +105,15 @@ def _is_click_flow(exc: BaseException) -> bool:
         exc, (click.exceptions.Exit, click.exceptions.Abort, click.exceptions.ClickException))
 
 
+def _missing_extra(exc: BaseException, command: str) -> str | None:
+    """An import of a module that only an extra brings (where no entry point checked first): one line
+    naming the extra (judge.errors.missing_extra)."""
+    from judge.errors import missing_extra
+
+    needed = missing_extra(exc, f"judge {command}")
+    return None if needed is None else str(needed)
+
+
 def _environment_problem(exc: BaseException) -> str | None:
     """An OSError about a path (a folder that is a file, no permission, a full disk): one line."""
     if isinstance(exc, OSError) and getattr(exc, "filename", None):
@@ -155,7 +164,8 @@ def user_errors(fn):
             if _is_user_error(exc):
                 error_line(str(exc))
                 raise typer.Exit(EXIT_INPUT) from None
-            problem = _environment_problem(exc)
+            command = fn.__name__.removesuffix("_command").removesuffix("_cmd").replace("_", "-")
+            problem = _missing_extra(exc, command) or _environment_problem(exc)
             if problem is not None:
                 if debugging():
                     import traceback
@@ -163,8 +173,7 @@ def user_errors(fn):
                     traceback.print_exception(exc, file=sys.stderr)
                 error_line(problem)
                 raise typer.Exit(EXIT_INPUT) from None
-            raise typer.Exit(internal_error(exc, fn.__name__.removesuffix("_command").removesuffix("_cmd")
-                                            .replace("_", "-"))) from None
+            raise typer.Exit(internal_error(exc, command)) from None
     wrapper._judge_guarded = True
     return wrapper
 

@@ -14,13 +14,13 @@ from typing import Any
 import typer
 
 from judge.cli.common import console, refuse_overwriting_inputs, user_errors, write_output
-from judge.errors import UsageError
+from judge.errors import UsageError, require_extra
 
 
 def grade_corpus_files(paths: list[Path], policy: str, *, judge: str | None, config: Path | None,
                        json_path: Path | None, html: Path | None, others: dict[str, Any], quiet: bool,
                        engine: str | None, jobs: int | None, sample: int, seed: int, tools: Path | None,
-                       on_judge_error: str | None, allow_draft: bool) -> None:
+                       on_judge_error: str | None, allow_draft: bool, cache: bool = True) -> None:
     """`judge grade --policy` given a corpus (a folder, or a JSONL of many traces): write its report."""
     from judge.api import grade_corpus, parse_engine
     from judge.cli.progress import Activity
@@ -35,7 +35,8 @@ def grade_corpus_files(paths: list[Path], policy: str, *, judge: str | None, con
     with Activity(not quiet) as bar:
         report = grade_corpus(paths, policy, judge_name=_default_judge(judge, config), config_file=config, jobs=jobs,
                               engine=parse_engine(engine), tools=tools, on_judge_error=on_judge_error,
-                              allow_draft=allow_draft, sample_size=sample, seed=seed, progress=bar)
+                              allow_draft=allow_draft, sample_size=sample, seed=seed, cache=cache,
+                              progress=bar)
     if json_path:
         write_output(json_path, json_chunks(report), inputs)
     if html:
@@ -58,6 +59,7 @@ def diff_command(
     """Say which policy keys' violation rates moved between two corpus reports: a two-proportion z-test per key
     on the observed counts, Holm-corrected over the keys. Exit 0: no safety-critical rate rose significantly;
     1: one did; 2: bad input; 4: internal error."""
+    require_extra("calibration", "judge corpus diff")
     from judge.api import diff_corpora, load_corpus_report
     from judge.render import json_chunks, render_corpus_diff
 

@@ -77,6 +77,10 @@ def grade(
                                "shows (drawn uniformly with --seed)."),
     seed: int = typer.Option(0, "--seed", help="A corpus only: the seed of the failing sample and of the "
                              "bootstrap intervals."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="A corpus only: grade every trace, neither reading "
+                                  "nor keeping each trace's result in the run's cache (by default a trace "
+                                  "whose bytes, policy, judge and judge's code are unchanged is not graded "
+                                  "again: docs/cluster.md)."),
 ) -> None:
     """Grade TRACE(s) against SCENARIO, or against a policy (--policy) with no scenario at all. With --policy, a
     folder or a JSONL file of many traces is a corpus: its report (--json, --html) gives each policy key's
@@ -99,12 +103,12 @@ def grade(
                                others={"--junit": junit, "--md": md}, quiet=quiet, engine=engine, jobs=jobs,
                                sample=sample, seed=seed, tools=tools,
                                on_judge_error=on_judge_error.value if on_judge_error else None,
-                               allow_draft=allow_draft)
-    if engine is not None or jobs is not None:
+                               allow_draft=allow_draft, cache=not no_cache)
+    if engine is not None or jobs is not None or no_cache:
         from judge.errors import UsageError
 
         raise UsageError("grades a corpus only (--policy and a folder or a JSONL of many traces)",
-                         field="--engine" if engine is not None else "--jobs")
+                         field="--engine" if engine is not None else "--jobs" if jobs is not None else "--no-cache")
     policy_file = Path(policy) if policy is not None and Path(policy).is_file() else None
     inputs = [scenario, policy_file, *traces, *([tools] if tools else [])]
     if scenario is not None:

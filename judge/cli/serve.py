@@ -17,7 +17,7 @@ from pathlib import Path
 import typer
 
 from judge.cli.common import error_line
-from judge.errors import JudgeInputError, UsageError
+from judge.errors import JudgeInputError, UsageError, require_extra
 
 TOKEN_ENV = "JUDGE_API_TOKEN"  # as judge.service.TOKEN_ENV; fastapi is imported only to serve
 
@@ -89,6 +89,7 @@ def serve(
     """Serve the HTTP API (POST /v1/grade, ...; docs at /docs) and the review page (/review)."""
     token = os.environ.get(TOKEN_ENV) or None
     try:
+        require_extra("service", "judge serve")
         check_bind(host, token)
         if reports is not None and not reports.is_dir():
             raise UsageError("no such folder", file=str(reports), field="--reports")

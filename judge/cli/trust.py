@@ -17,7 +17,7 @@ import typer
 
 from judge.cli.common import console as _console
 from judge.cli.common import user_errors, write_output
-from judge.errors import ConfigError
+from judge.errors import ConfigError, require_extra
 
 JudgeOption = Annotated[str | None, typer.Option(
     "--judge", help="A configured judge (default: the configured default).")]
@@ -63,6 +63,7 @@ def bias_command(
     a model name, a paraphrased ledger value, a distractor event): flip rate with a 95% interval and
     McNemar's test per perturbation, and the bias gate (every flip rate at most --max-flip).
     Exit 0: the gate passed; 1: it failed; 2: bad input."""
+    require_extra("calibration", "judge bias")
     from judge.cli.progress import Activity
     from judge.config import load_judge_config, project_root
     from judge.grade import records_dir, run_battery
@@ -106,6 +107,7 @@ def align_command(
     written as a new locked parameters version (params/local/vN.json). Either is written beside the
     old version; a locked version and the judge's configuration are never edited. Exit 0: the new
     version scores no worse on test (or there was nothing to learn); 1: worse; 2: bad input."""
+    require_extra("calibration", "judge align")
     from judge.cli.progress import Activity
     from judge.config import load_judge_config
     from judge.grade import align_judge, align_local_judge

@@ -16,7 +16,7 @@ import typer
 
 from judge.cli.common import err, user_errors
 from judge.cli.serve import is_loopback
-from judge.errors import UsageError
+from judge.errors import UsageError, require_extra
 
 
 def check_view_host(host: str) -> None:
@@ -53,6 +53,7 @@ def view_cmd(
     """Serve an index of every report under FOLDER on loopback, each opened as the page `judge grade
     --html` writes; its traces are read (redacted) from beside the reports. Without FOLDER: the run
     log, every grade kept (`judge runs list`). Ctrl-C stops it."""
+    require_extra("service", "judge view")
     check_view_host(host)
     if folder is None:
         from judge.config import run_log_dir

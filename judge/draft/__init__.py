@@ -96,6 +96,8 @@ def draft_policy(document: str | Path, *, traces: Iterable[str | Path] = (), too
     from judge.draft.policy_doc import read_policy_document
     from judge.draft.policy_rules import policy_rules
     from judge.draft.source import read_tools
+    from judge.draft.write import SCENARIO_ONLY
+    from judge.ledger.policy import validate_policy
 
     doc = read_policy_document(document)
     known = read_tools(traces, read_tool_schemas(tools) if tools is not None else None)
@@ -109,6 +111,8 @@ def draft_policy(document: str | Path, *, traces: Iterable[str | Path] = (), too
         f"tools: {', '.join(sorted(known)) or 'none known (give --tools or traces): no rule names a tool'}",
     ]
     scenario = finish(draft, known, with_rules=False, with_checkpoints=False)
+    scenario = {k: v for k, v in scenario.items() if k not in SCENARIO_ONLY}  # a policy has neither
+    validate_policy(scenario, "draft")  # what `judge grade --policy` reads it with: it grades as it is
     return DraftResult(text=to_yaml(draft), draft=draft, scenario=scenario)
 
 

@@ -21,6 +21,8 @@ import yaml
 from judge.draft.build import scenario_of
 from judge.draft.items import DeltaItem, Draft, Entry, Evidence, RuleItem
 
+SCENARIO_ONLY = ("deltas", "checkpoints")
+"""Sections a scenario has and a policy never does (a drafted policy's file leaves them out)."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 MAX_EVIDENCE = 3
 
@@ -104,6 +106,8 @@ def to_yaml(draft: Draft) -> str:
     out = header_lines(draft)
     out += [f"id: {_flow(scenario['id'])}", f"title: {_flow(scenario['title'])}", "draft: true"]
     for section in ("ledger", "deltas", "checkpoints", "rules"):
+        if draft.policy and section in SCENARIO_ONLY:
+            continue  # a policy has no deltas and no checkpoints: `judge grade --policy` reads the file as it is
         items = scenario[section]
         out.append(f"{section}:" + ("" if items else " []"))
         for i, data in enumerate(items):

@@ -16,7 +16,7 @@ from judge.grade.consult import consulted_only_when_needed, judge_needed
 from judge.grade.divergence import first_divergence, first_veto
 from judge.grade.findings import answer_errors, checkpoint_report, window_keys
 from judge.grade.metrics import component_metrics, quality_score
-from judge.grade.outcome import settle
+from judge.grade.outcome import Assessment, settle
 from judge.grade.provenance import input_file, run_provenance
 from judge.grade.summaries import (
     add_summary_findings,
@@ -40,6 +40,7 @@ from judge.model import (
     RequestUsage,
     RunHeader,
     RunReport,
+    SummaryAudit,
 )
 from judge.trace import TraceReader
 from judge.trace.toolkit import Toolkit
@@ -116,16 +117,17 @@ def grade_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, j
     `binding`: whether the judge's violations decide keys (judge.grade.merge). `digest`: hash a trace
     file while reading it, into `provenance.inputs.traces` (no second pass over the file). `toolkit`:
     the tools the agent was given (`--tools`); None: the run header's `tools`, if any."""
-    report = assess_trace(ledger, source, judge=judge, name=name, binding=binding, digest=digest, toolkit=toolkit)
-    return settle(report, floor=floor)
+    return settle(assess_trace(ledger, source, judge=judge, name=name, binding=binding, digest=digest,
+                               toolkit=toolkit), floor=floor)
 
 
 def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, judge: Judge | None = None,
                  name: str | None = None, binding: bool = True, digest: bool = False,
                  fingerprint: JudgeFingerprint | None = None, inputs: Inputs | None = None,
-                 scenario: InputFile | None = None, toolkit: Toolkit | None = None) -> RunReport:
-    """Everything of a run's grade but its outcome (`settle` decides it, once): rules per checkpoint
-    window, the judge, the merge, the veto, the summaries, the cost and the provenance. Its
+                 scenario: InputFile | None = None, toolkit: Toolkit | None = None) -> Assessment:
+    """Everything of a run's grade but its outcome (`settle` decides it and builds the report, once):
+    rules per checkpoint window, the judge, the merge, the veto, the summaries, the cost, the
+    provenance and the warnings grading raises. Its
     `provenance.judge` is `fingerprint`; its `provenance.inputs` is `inputs` when given, else, for a
     trace file read with `digest`, `scenario` and the trace's sha256 computed while reading it."""
     rules = RuleSet(ledger, toolkit=toolkit)
@@ -157,16 +159,10 @@ def assess_trace(ledger: ExpectedLedger, source: str | Path | Iterable[Any], *, 
         trace = InputFile(path=str(source), sha256=reader.sha256) if reader.sha256 is not None \
             else InputFile(**input_file(source))
         inputs = Inputs(scenario=scenario, traces=[trace])
-    report = _run_report(reader, ledger, rules, checkpoints, acc, count, name,
-                         run_provenance(reader.header, judge=fingerprint, inputs=inputs))
-    report.warnings += [f"state-write of key {key!r} at {event}: the ledger has no such key (a typo, or an entry to "
-                        "add to the scenario); no rule guards that key and no judge checks it"
-                        for key, event in unknown.items()]
-    report.cost.judge_errors = sum(answer_errors(w, keys) for w, keys in zip(acc.windows, keys_by_window, strict=False))
-    if audits:
-        report.summaries = list(audits)
-        report.metrics.handoff_fidelity = handoff_fidelity(audits)
-    return report
+    judge_errors = sum(answer_errors(w, keys) for w, keys in zip(acc.windows, keys_by_window, strict=False))
+    return _assessment(reader, ledger, rules, checkpoints, acc, count, name,
+                       run_provenance(reader.header, judge=fingerprint, inputs=inputs), unknown=unknown,
+                       audits=list(audits or ()), judge_errors=judge_errors)
 
 
 def request_usage(after_turn: int, calls: Iterable[dict[str, Any]]) -> list[RequestUsage]:
@@ -183,9 +179,10 @@ def _leak_where(detail: str) -> LeakWhere:
     return next((w for w in LEAK_WHERE if detail.endswith(w)), "assistant")
 
 
-def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, checkpoints: list[CheckpointReport],
-                acc: RunAccumulator, count: int, name: str | None, provenance: Provenance) -> RunReport:
-    """The run's report with every part but its outcome (a placeholder `fail` until settled)."""
+def _assessment(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, checkpoints: list[CheckpointReport],
+                acc: RunAccumulator, count: int, name: str | None, provenance: Provenance, *,
+                unknown: dict[str, str], audits: list[SummaryAudit], judge_errors: int) -> Assessment:
+    """Every part of the run's report but its outcome, and every warning grading raises."""
     findings = [f for cp in checkpoints for f in cp.findings]
     score = quality_score(findings)
     divergence, slice_ids = first_divergence(checkpoints, acc, ledger)
@@ -201,9 +198,12 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
             if r.cost_usd is not None:
                 cost.cost_usd = (cost.cost_usd or 0.0) + r.cost_usd
     cost.estimated_input_tokens = sum(u.estimated_tokens for u in cost.requests)
+    cost.judge_errors = judge_errors
     metrics: Metrics = component_metrics(findings, acc.recovery, ledger,
                                           {rid: spec.family for rid, spec in zip(rules.ids, rules.specs, strict=False)},
                                           rules.progress)
+    if audits:
+        metrics.handoff_fidelity = handoff_fidelity(audits)
     leak_checks = leak_kinds()
     leaks = [Leak(key=h.key, event=h.event, turn=h.turn, rule=h.rule, where=_leak_where(h.detail))
              for w in acc.windows for h in w.hits if h.violated and h.check in leak_checks]
@@ -216,15 +216,13 @@ def _run_report(reader: TraceReader, ledger: ExpectedLedger, rules: RuleSet, che
     warnings += rules.rule_notes()
     declared = rules.toolkit.names if rules.toolkit is not None else []
     warnings += tool_name_warnings(rules.ids, rules.rules, rules.specs, [*reader.calls.tools(), *declared])
-    report = RunReport(
+    warnings = list(dict.fromkeys(warnings))
+    warnings += [f"state-write of key {key!r} at {event}: the ledger has no such key (a typo, or an entry to "
+                 "add to the scenario); no rule guards that key and no judge checks it"
+                 for key, event in unknown.items()]
+    return Assessment(
         run_id=reader.header.run_id, scenario=ledger.scenario.id, trace=name or reader.name,
-        passed=False, outcome="fail", eligible_for_release=False, quality_score=score,
-        first_divergence=divergence, veto=first_veto(checkpoints, acc, ledger), checkpoints=checkpoints,
-        recovered=acc.recovery, metrics=metrics,
-        provenance=provenance,
-        slice=[], redactions=reader.redactions, leaks=leaks, events=count, last_turn=reader.last_turn,
-        cost=cost, warnings=list(dict.fromkeys(warnings)))
-    # Set, not validated again: trace ids, already read and checked, that may be most of a long run
-    # (a copy would cost a pointer per event of the slice at the peak).
-    report.slice = slice_ids
-    return report
+        quality_score=score, first_divergence=divergence, veto=first_veto(checkpoints, acc, ledger),
+        checkpoints=checkpoints, recovered=acc.recovery, metrics=metrics, slice=slice_ids,
+        redactions=reader.redactions, leaks=leaks, events=count, last_turn=reader.last_turn, cost=cost,
+        provenance=provenance, summaries=audits, warnings=warnings)

@@ -12,7 +12,7 @@ from typing import Any
 from judge.config import GradePolicy, grade_policy, load_judge_config, project_root
 from judge.errors import ConfigError, UsageError
 from judge.grade.calibration import CalibrationState, apply_record, calibration_state, labels_dir, records_dir
-from judge.grade.outcome import REVIEW_FAILS, combine, settle
+from judge.grade.outcome import combine, settle
 from judge.grade.provenance import input_file
 from judge.grade.run import assess_trace
 from judge.grade.trust import Trust, judge_trust
@@ -117,10 +117,11 @@ class GradeSession:
 
     def grade_run(self, ledger: ExpectedLedger, source: Any, *, floor: float = 1.0, name: str | None = None,
                   inputs: dict[str, Any] | Inputs | None = None, warn_stale: bool = True, digest: bool = False,
-                  scenario: InputFile | None = None) -> RunReport:
+                  scenario: InputFile | None = None, never_pass: Iterable[str] = ()) -> RunReport:
         """Grade one trace (a path, or parsed lines), apply the calibration policy and settle its outcome,
         once. `inputs`: the run's `provenance.inputs` as given; else with `digest` the trace file's
-        sha256, computed while reading it, beside `scenario`."""
+        sha256, computed while reading it, beside `scenario`. `never_pass`: why the run is never a pass
+        (judge.grade.outcome.settle: a driven run the agent stopped)."""
         skipped = None
         if self.judge is not None:  # (a deterministic grade imports nothing of judge.judges)
             from judge.judges.redis_cache import skipped_calls
@@ -130,18 +131,17 @@ class GradeSession:
             run = assess_trace(ledger, source, judge=self.judge, name=name, binding=self.binding, digest=digest,
                                fingerprint=self.judge_print, scenario=scenario, toolkit=self.toolkit,
                                inputs=None if inputs is None else Inputs.model_validate(inputs))
+        warnings: list[str] = []
         if skipped is not None:  # a shared cache that could not be reached: said on every run that went without
             from judge.judges.redis_cache import skip_warnings
 
-            run.warnings += skip_warnings(skipped)
+            warnings += skip_warnings(skipped)
         if self._calibration.record is not None:
             apply_record(run, self._calibration.record)
         if warn_stale and (stale := self.stale_warning()) is not None:  # (None: no stale reasons)
-            run.warnings.append(stale)
-        settle(run, floor=floor, on_judge_error=self.policy.on_judge_error, review=self.policy.review)
-        if REVIEW_FAILS in run.outcome_reasons:
-            run.warnings.append(REVIEW_FAILS)
-        return run
+            warnings.append(stale)
+        return settle(run, floor=floor, on_judge_error=self.policy.on_judge_error, review=self.policy.review,
+                      warnings=warnings, never_pass=never_pass)
 
     def grade_files(self, scenario: str | Path | None, traces: Iterable[str | Path | Any], *,
                     floor: float = 1.0, allow_draft: bool = False,

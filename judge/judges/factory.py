@@ -5,13 +5,17 @@ sentence-transformers take seconds to import)."""
 from __future__ import annotations
 
 from judge.config import JudgeConfig
+from judge.errors import require_extra
 from judge.judges.base import Judge
 from judge.judges.spec import backend_spec
 
 
 def make_judge(config: JudgeConfig) -> Judge:
     """The judge of one `[tool.judge.judges.NAME]` table."""
-    return backend_spec(config.backend).make(config)
+    spec = backend_spec(config.backend)
+    if spec.extra:
+        require_extra(spec.extra, f"judge {config.name!r} (backend {spec.name})")
+    return spec.make(config)
 
 
 def audits_while_grading(judge: object) -> bool:

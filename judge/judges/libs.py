@@ -1,8 +1,9 @@
 """litellm and instructor, imported on first use and configured to stay offline and quiet.
 
-`litellm_lib()` imports litellm alone (the token counter and the price table need it; about 3 s);
-`libs()` both, for the instructor path (judge.judges.instructed). The direct client
-(judge.judges.http) needs neither.
+`litellm_lib()` imports litellm alone (about 3 s: the litellm transport, and prices or token counts
+judge's own table and counter do not cover, judge.judges.prices and judge.judges.tokens); `libs()`
+both, for the instructor path (judge.judges.instructed). The direct client (judge.judges.http)
+needs neither.
 """
 
 from __future__ import annotations

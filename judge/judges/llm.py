@@ -16,8 +16,9 @@ A window is sized by the request as sent: its messages and the schema it carries
 mode (judge.judges.tokens), counted line by line so that a run's repeated ledger and template text is
 counted once. Windows merge per key (violated wins), samples by majority (merge.py). The result
 carries usage summed over every request (as the provider counts it), the local estimate of each
-request beside it, cost (litellm's price table, looked up once per judge, on the summed usage; None
-when the model has no price), attempts, cache hits and per-call records in `extra["calls"]`.
+request beside it, cost (litellm's prices, from judge's table of them: judge.judges.prices; looked up
+once per judge, on the summed usage; None when the model has no price), attempts, cache hits and
+per-call records in `extra["calls"]`.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ fails returns False, and a server that cannot be reached is a miss for the rest 
 connection attempt, `CONNECT_TIMEOUT_S`, not one per call), never silently: every lookup and write
 skipped is counted (`skipped_calls`), and each run graded while one was skipped carries a warning
 naming the cache (`skip_warnings`, read by judge.grade.session). The Python client is the optional
-`redis` extra (`pip install 'judge-drift[redis]'`); without it a Redis cache is a ConfigError. Each
+`redis` extra (`pip install 'judge-drift[redis]'`); without it a Redis cache is one line naming it (exit 2). Each
 process opens its own connection pool (a pool must not cross a fork).
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from judge.config import check_redis_url
-from judge.errors import ConfigError
+from judge.errors import ConfigError, require_extra
 from judge.judges.cache import VerdictCache, canonical_json
 
 CONNECT_TIMEOUT_S = 3.0
@@ -66,11 +66,7 @@ class RedisVerdictCache:
         problem = check_redis_url(url)
         if problem:
             raise ConfigError(problem, field="cache")
-        try:
-            import redis  # noqa: F401 - the optional extra
-        except ImportError as exc:
-            raise ConfigError("a Redis cache needs the redis client: pip install 'judge-drift[redis]'",
-                              field="cache") from exc
+        require_extra("redis", "a Redis cache")
         self.url = url
         self.namespace = namespace
         self._client: Any = None

@@ -38,6 +38,9 @@ class BackendSpec:
     prompted: bool = False
     asked_only_when_needed: bool = False
     """Ask the judge only when a key needs it (its model is costly to load: judge.grade.consult)."""
+    extra: str | None = None
+    """The extra of judge-drift its libraries come with (`local`, `llm`): building the judge without
+    them is one line naming it (judge.errors.require_extra), not an ImportError from inside."""
     position: int = 1000
 
 

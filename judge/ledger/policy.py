@@ -27,6 +27,9 @@ from judge.ledger.fixture import Loc, ScenarioFormatError, format_problems, line
 from judge.model import LedgerEntry, Policy, Scenario
 from judge.model.limits import MAX_DEPTH, DepthError, check_depth, depth_message
 
+SCENARIO_ONLY = ("deltas", "checkpoints")
+"""Scenario sections a policy has none of: an empty one (as `judge draft --policy-doc` used to write
+them) is read as absent; a non-empty one is an error saying so."""
 BUNDLED_DIR = Path(__file__).resolve().parent / "policies"
 """The bundled policies (package data): one `<name>.yaml` each."""
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -90,10 +93,14 @@ def validate_policy(data: dict[str, Any], name: str, lines: dict[Loc, int] | Non
             check_depth(value, MAX_DEPTH - 1)
         except DepthError:
             raise FixtureError(depth_message(), file=name, line=line_of(lines or {}, (key,)), field=str(key)) from None
+    data = {k: v for k, v in data.items() if not (k in SCENARIO_ONLY and v in ([], None))}
     try:
         return Policy.model_validate(data)
     except ValidationError as exc:
         problems = format_problems(exc, lines)
+        problems = [(f"unknown field: a policy has no {f}: its entries hold from turn 0 over the whole run "
+                     "(grade the file as a scenario, or move them out)" if f in SCENARIO_ONLY else m, line, f)
+                    for m, line, f in problems]
         if any(field.startswith("ledger.") and field.endswith(".source_turn") for _, _, field in problems):
             problems = [(m + " (a policy's entries hold from turn 0: leave `source_turn` out)"
                          if f.endswith(".source_turn") else m, line, f) for m, line, f in problems]

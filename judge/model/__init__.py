@@ -73,14 +73,12 @@ from judge.model.scenario import ActionSet, Checkpoint, Delta, ForbiddenPath, Le
 from judge.model.script import FixturesFile, Script, ScriptTurn, ToolFixture, ToolResponse
 from judge.model.summary import LayerFinding, SummaryAudit, SummaryAuditReport, SummaryFinding
 from judge.model.tools import FunctionTool, ToolEntry, ToolSchema, ToolsFile
-from judge.plugins import lazy_exports
 
 if TYPE_CHECKING:
     from judge.model.schemas import SCHEMAS, json_schema, schema_names
 
-_EXPORTS = {"SCHEMAS": "judge.model.schemas", "json_schema": "judge.model.schemas",
-            "schema_names": "judge.model.schemas"}
-_exported = lazy_exports(__name__, _EXPORTS)
+# Loaded on first use by a plain import (no load by name: the formats reach nothing a contract cannot see).
+_SCHEMA_NAMES = ("SCHEMAS", "json_schema", "schema_names")
 
 __all__ = [
     "ActionSet", "AgentInfo", "AssistantEvent", "Authority", "Candidate", "Checkpoint", "CheckpointReport",
@@ -99,11 +97,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """A name loaded on first use (`_EXPORTS`), or the model class of a registered rule kind by its
+    """A name loaded on first use (`_SCHEMA_NAMES`), or the model class of a registered rule kind by its
     class name (`judge.model.ScopeRule`): the kinds live beside their checks (judge.checks.kinds) and
     load when first asked for."""
-    if name in _EXPORTS:
-        return _exported(name)
+    if name in _SCHEMA_NAMES:
+        import judge.model.schemas as schemas  # not `from judge.model import`: that asks this hook first
+
+        return getattr(schemas, name)
     for model in rule_models().values():
         if model.__name__ == name:
             return model

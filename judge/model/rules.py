@@ -1,13 +1,15 @@
 """Rules of a scenario: what every rule kind shares, and the registry that knows the kinds.
 
 Each rule kind is one spec (its pydantic model, its check and what the grader needs to know about
-it) in one module: the built-in kinds are the modules of `judge.checks.kinds`, third parties add
-kinds through the `judge.rules` entry-point group (semantics of each: `judge rules`, or the table in
-docs/scenarios.md, generated from the specs). The scenario format validates a rule as the model its
-`check` names, a tagged union built from the registry when the format is first used.
+it) in one module: the built-in kinds are the modules of `judge.checks.kinds` (listed in its
+`BUILT_IN`), third parties add kinds through the `judge.rules` entry-point group (semantics of each:
+`judge rules`, or the table in docs/scenarios.md, generated from the specs). The scenario format
+validates a rule as the model its `check` names, a tagged union built from what is registered when
+the format is first used.
 
-The registry (judge.plugins.Registry) loads the spec modules by name, as it loads third-party
-plug-ins, so that a kind is declared once, beside its check.
+This layer imports no kind: the registry (judge.registry.Registry) is handed the built-in specs by the
+composition root (judge/__init__.py) on its first use, so that a kind is declared once, beside its
+check, and every import of it is one that the import contracts see.
 """
 
 from __future__ import annotations
@@ -20,13 +22,8 @@ from pydantic_core import core_schema
 from judge.errors import ConfigError
 from judge.model.base import Strict
 from judge.model.patterns import PatternError, check_glob
-from judge.plugins import Registry
-
-BUILTIN_RULE_KINDS = "judge.checks.kinds"
-"""The package whose modules each define one built-in rule kind (a module-level `SPEC`)."""
-
-RULE_ENTRY_POINTS = "judge.rules"
-"""The entry-point group of third-party rule kinds: each entry names a spec (or a module with `SPEC`)."""
+from judge.registry import RULE_KINDS as RULE_ENTRY_POINTS
+from judge.registry import Registry
 
 
 class RuleBase(Strict):
@@ -91,7 +88,7 @@ def _rebuild_formats() -> None:
 _FORMATS_HOLDING_RULES: list[Any] = []
 
 REGISTRY: Registry[RuleKind] = Registry(
-    "rule kind", BUILTIN_RULE_KINDS, RULE_ENTRY_POINTS, check=_spec_of, name_of=lambda spec: spec.check,
+    "rule kind", RULE_ENTRY_POINTS, check=_spec_of, name_of=lambda spec: spec.check,
     order=lambda spec: getattr(spec, "position", 1000), on_change=_rebuild_formats)
 """The registered rule kinds, by `check` tag."""
 

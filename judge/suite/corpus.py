@@ -7,7 +7,9 @@ a line at a time for the headers (only a line that mentions "run" is decoded), s
 many is a task of a few numbers (its file, byte offset, length and first line) that the worker reads
 itself: nothing of a trace is held by this process. The runs are graded as a suite's are
 (judge.suite.run.run_tasks: this machine's worker processes, or Ray), each sending back a compact result
-and its per-key verdicts; the report is the same for the same corpus whatever the engine.
+and its per-key verdicts; the report is the same for the same corpus whatever the engine. Each trace's
+result is kept in the run's cache (judge.suite.trace_cache): only the traces it holds no result for are
+graded, so a rerun of an unchanged corpus starts no worker, and its report is the same byte for byte.
 
 Rates: a key's runs are the graded ones; a run violates it when a rule found it violated (certain) or,
 on the runs the judge decided, when the judge said so. With a calibration record for the judge, the
@@ -25,7 +27,7 @@ from typing import Any
 import msgspec
 
 from judge import __version__
-from judge.errors import JudgeInputError
+from judge.errors import JudgeInputError, require_extra
 from judge.grade import GradeSession
 from judge.ledger import policy_ledger
 from judge.model.corpus import CorpusReport, FailingRun, KeyRate, RateInterval
@@ -33,6 +35,7 @@ from judge.model.fingerprint import ReportJudge
 from judge.model.limits import MAX_LINE_BYTES
 from judge.suite.engine import LOCAL, Engine
 from judge.suite.run import SuiteRun, _policy_ref, default_jobs, run_tasks
+from judge.suite.trace_cache import context_key, open_results
 from judge.suite.worker import JudgeSpec, Task, ledger_key
 
 MAX_ERROR_SAMPLES = 10
@@ -136,18 +139,30 @@ def _failing_sample(graded: list[dict[str, Any]], size: int, seed: int) -> list[
             for r in (failing[i] for i in chosen)]
 
 
+def _counting_hits(progress: Callable[[int, int], None] | None, hits: int) -> Callable[[int, int], None] | None:
+    """The progress of the graded traces, the `hits` read from the cache counted as done."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda done, total: report(hits + done, hits + total)
+
+
 def grade_corpus(paths: Sequence[str | Path], policy: str, *, judge_name: str | None = None,
                  config_file: str | Path | None = None, jobs: int | None = None, engine: Engine = LOCAL,
                  tools: str | Path | None = None, on_judge_error: str | None = None, allow_draft: bool = False,
-                 sample_size: int = 20, seed: int = 0,
+                 sample_size: int = 20, seed: int = 0, cache: bool = True,
                  progress: Callable[[int, int], None] | None = None) -> CorpusReport:
     """Grade every trace of the corpus `paths` against `policy` (module docs). `judge_name` None:
     deterministic checks only. Bad paths, policies, tools files and judge names raise JudgeInputError
-    (or ConfigError); an unreadable trace is counted in `errors`, not graded."""
+    (or ConfigError); an unreadable trace is counted in `errors`, not graded. `cache`: read and keep each
+    trace's result in the run's cache (judge.suite.trace_cache; the judge's `cache = false` keeps none):
+    only the traces it holds no result for are graded."""
     from judge.trace.toolkit import read_toolkit
 
     if sample_size < 0:
         raise JudgeInputError("must be 0 or more", field="--sample")
+    # before any trace is graded: the report's rates have intervals (scipy) and bootstraps (numpy)
+    require_extra("calibration", "a corpus report (its violation rates)")
     pol = _policy_ref(policy, Path.cwd(), field="--policy")
     assert pol is not None  # a policy was given
     ledger = policy_ledger(pol, allow_draft=allow_draft)
@@ -160,17 +175,29 @@ def grade_corpus(paths: Sequence[str | Path], policy: str, *, judge_name: str | 
                      config_file=str(config_file) if config_file else None, on_judge_error=on_judge_error,
                      allow_draft=allow_draft, toolkit=toolkit, per_key=True)
     tasks = [Task(ledger.scenario.id, None, file, pol, span) for file, span in traces]
-    jobs = max(1, min(jobs or default_jobs(), len(tasks) or 1))
+    digest = policy_digest(ledger)
+    kept = open_results(session.similarity_cache if cache else False,
+                        context_key(policy_sha256=digest, tools=tools, session=session))
+    results, keys = kept.lookup(tasks)
+    todo = [i for i, r in enumerate(results) if r is None]
+    jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
     out = SuiteRun(report=None, workers=jobs)  # type: ignore[arg-type]
-    results = run_tasks(tasks, spec, {ledger_key(None, pol): ledger}, jobs, progress, out, engine) if tasks else []
-    graded = [r for r in results if r["status"] != "error"]
-    errors = [r for r in results if r["status"] == "error"]
+    if todo:
+        graded_now = run_tasks([tasks[i] for i in todo], spec, {ledger_key(None, pol): ledger}, jobs,
+                               _counting_hits(progress, len(tasks) - len(todo)), out, engine)
+        kept.keep([keys[i] for i in todo], graded_now)
+        for i, result in zip(todo, graded_now, strict=True):
+            results[i] = result
+    elif progress:
+        progress(len(tasks), len(tasks))
+    graded = [r for r in results if r is not None and r["status"] != "error"]
+    errors = [r for r in results if r is not None and r["status"] == "error"]
     outcomes = {o: sum(r.get("outcome") == o for r in graded) for o in ("pass", "fail", "inconclusive")}
     record = session.calibration_record if judge_name else None
     stale = session.stale_warning() if judge_name else None
     warnings = [stale] if stale else []
     return CorpusReport(
-        policy=str(ledger.policy), policy_sha256=policy_digest(ledger), judge_version=__version__,
+        policy=str(ledger.policy), policy_sha256=digest, judge_version=__version__,
         corpus=[str(p) for p in paths], judge=_report_judge(session),
         calibration_record=str(session.calibration_path) if record is not None else None,
         runs=len(results), graded=len(graded), errors=len(errors), outcomes=outcomes,

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from judge.errors import UsageError
+from judge.errors import UsageError, require_extra
 
 MAX_BATCH = 8
 FORWARDED_ENV = re.compile(r"^(JUDGE_|HF_|LITELLM_|TOKENIZERS_PARALLELISM$)")
@@ -75,10 +75,9 @@ def forwarded_env(environ: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise UsageError("--engine ray needs Ray: pip install 'judge-drift[ray]'", field="--engine") from None
+    require_extra("ray", "--engine ray")
+    import ray
+
     return ray
 
 

@@ -144,8 +144,9 @@ def grade_task(task: Task) -> dict[str, Any]:
         return _unreadable(task, exc)
     result = run_result(run, task.scenario, task.name, keep_report=bool(_WORKER.get("keep_reports")),
                         sha256=None if task.span is None else _sha256(task))
-    if _WORKER.get("per_key"):
+    if _WORKER.get("per_key"):  # (a corpus: its result cache keeps no run with a judge error)
         result["keys"] = key_verdicts(run)
+        result["judge_errors"] = run.cost.judge_errors
     return result
 
 

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from judge.errors import ConfigError
+from judge.errors import ConfigError, MissingExtraError, require_extra
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
@@ -54,6 +54,7 @@ FEW_CORES = 4
 RUNTIMES = ("auto", "onnx", "sentence-transformers")
 _loaded: dict[tuple[str, str, int | None], Any] = {}  # (model key, runtime, threads) -> loaded model
 _load_lock = threading.Lock()
+_runtimes_found: set[str] = set()  # runtimes whose extra was found installed (require_extra)
 _threads: int | None = None  # configured torch threads; None: default_torch_threads()
 _observers: list[Callable[[str, str], None]] = []
 
@@ -82,11 +83,8 @@ def is_bundled(name_or_path: str) -> bool:
 def bundled_version() -> str:
     try:
         return importlib.metadata.version(BUNDLED_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError as exc:
-        raise ConfigError(
-            f"the package {BUNDLED_DISTRIBUTION} is not installed; install it or set the judge's "
-            "`model` to another sentence-transformers model"
-        ) from exc
+    except importlib.metadata.PackageNotFoundError as exc:  # the weights come with the `local` extra
+        raise MissingExtraError(f"the embedding model {DEFAULT_MODEL}", "local", [BUNDLED_PACKAGE]) from exc
 
 
 def bundled_zip() -> Path:
@@ -283,6 +281,9 @@ def load_embedding_model(name_or_path: str = DEFAULT_MODEL, runtime: str = "auto
         raise ConfigError(f"unknown embedding runtime {runtime!r} (one of {', '.join(RUNTIMES)})")
     if runtime == "onnx" and not bundled:
         raise ConfigError(f"only the bundled {DEFAULT_MODEL} runs on ONNX Runtime, not {name_or_path!r}")
+    if runtime not in _runtimes_found:  # once per runtime: its libraries stay installed while judge runs
+        require_extra("local" if runtime == "onnx" else "sentence-transformers", f"the embedding model {name_or_path}")
+        _runtimes_found.add(runtime)
     # The bundled model is keyed by its folder, so a different JUDGE_CACHE_DIR is checked anew.
     key = f"bundled@{bundled_model_dir()}" if bundled else name_or_path
     threads = torch_threads()

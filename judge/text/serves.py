@@ -83,6 +83,7 @@ _REDACTED = lazy(r"\[REDACTED:[a-z_-]{1,40}\]")
 _SEGMENTS = lazy(r"\s*(?:&&|\|\||[;|\n])\s*")
 _WORD = lazy(r"[A-Za-z][A-Za-z'-]*")
 MAX_PHRASE = 300
+MAX_REQUEST_TEXT = 4000
 
 
 @dataclass(frozen=True)
@@ -217,10 +218,18 @@ def act_of(tool: str, description: str = "", args: dict[str, Any] | None = None)
     return Act(tool, families, f"{words} {values}".strip()[:MAX_PHRASE], bool(families) and families <= {"read"})
 
 
+WRITE_TO = lazy(r"\bwrite\s+(?:(?:a|an|the|this|that|my|our|one)\s+)?(?:e-?mail|mail|message|letter|note|reply|"
+                r"text)s?\s+(?:back\s+)?to\b", re.IGNORECASE)
+""""Write a mail to John Black": a request to send it (the noun after an article is no verb of its own).
+"Draft an e-mail to ..." is not: a draft is not sent."""
+
+
 def asks_for(request: str, act: Act) -> bool:
     """Whether the request names an action of the act's family (a strong family, not read or use)."""
     strong = act.families - WEAK_FAMILIES
     asked = {covered for family in text_families(request) for covered in COVERS.get(family, {family})}
+    if "send" in strong and WRITE_TO.search(request[:MAX_REQUEST_TEXT]):
+        asked.add("send")
     return bool(strong & asked)
 
 

@@ -19,6 +19,15 @@ call's tool result, not the agent's words.
 actions available, or echoes the agent's own plan back as the next step's prompt, is written as a
 `snapshot` (`ref: harness`), so it never confirms or requests anything; the tools and actions it
 lists (and those the environment offers: "Available actions: ...") are the run header's `tools`.
+What such a text says beside its tool list is the harness's step prompt, kept as the snapshot's
+`state.step` ("Available tools: ... Now use research_database to find ..."): it names the tools the
+step calls for (judge.checks.plan), and an echo of the agent's own plan has none.
+
+**The role's declared toolkit.** The tools the record's `profile` (the role's system prompt) lists
+("Available tools: ...", "Your tools: a, b", "You have access to the following tools: ...") and
+those of an optional `tools` field (names, or `{name, description}` objects) are the header's
+`tools` too, with the harness's lists: the toolkit `allowed-tools` holds calls (and planned tools) to,
+and whose tools a step prompt that names them authorises (judge.checks.plan).
 
 **What else is kept.** The record's `id` is the run id; `profile` (the operator's system prompt),
 the record's domain (`scenario`) and its `goal` go to the header's metadata. A `label` (1 unsafe,
@@ -41,7 +50,12 @@ ROLES = ("user", "agent", "environment")
 _OBSERVATION = re.compile(r"(?:^|\n)\s*Observation\s*:\s*", re.IGNORECASE)
 _TOOL_LIST = re.compile(r"(?:available\s+(?:tools|actions|functions)|you\s+(?:have\s+access\s+to|can\s+use)\s+the\s+"
                         r"following\s+(?:tools|actions|functions))\s*:?", re.IGNORECASE)
-_LISTED_TOOL = re.compile(r"^\s*(?:[-*\d.)]+\s*)?([A-Za-z_][A-Za-z0-9_]{1,80})\s*(?::|-|\(|$)", re.MULTILINE)
+_PROFILE_TOOL_LIST = re.compile(_TOOL_LIST.pattern + r"|(?:^|\n)[ \t]*(?:your\s+|the\s+|available\s+)?tools"
+                                r"(?:\s+available(?:\s+to\s+you)?|\s+you\s+(?:can|may)\s+use)?[ \t]*:",
+                                re.IGNORECASE)
+"""A profile's tool list: the harness's forms, and a line "Tools: ...", "Your tools: ..." (a profile is the
+operator's text, so a line that says so declares them)."""
+_LISTED_TOOL = re.compile(r"^[ \t]*(?:[-*\d.)]+[ \t]*)?([A-Za-z_][A-Za-z0-9_]{1,80})[ \t]*(?::|-|\(|$)", re.MULTILINE)
 _TEMPLATE_ACTION = re.compile(r'"action_type"\s*:\s*"([A-Za-z_][A-Za-z0-9_]{0,80})"')
 _ERROR = re.compile(r"^\W*(?:error|exception|traceback|failed|failure|permission denied|not found|invalid)\b",
                     re.IGNORECASE)
@@ -72,11 +86,11 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def listed_tools(text: str) -> list[str]:
+def listed_tools(text: str, pattern: re.Pattern[str] = _TOOL_LIST) -> list[str]:
     """The tool names a harness text lists after "Available tools:" (one per line or comma), up to
     the first blank line after the list; a JSON template line (`{"action_type": "click", ...}`)
-    names its action type."""
-    found = _TOOL_LIST.search(text or "")
+    names its action type. `pattern`: what opens the list."""
+    found = pattern.search(text or "")
     if not found:
         return []
     block = text[found.end():found.end() + 20_000].lstrip().split("\n\n", 1)[0]
@@ -84,6 +98,18 @@ def listed_tools(text: str) -> list[str]:
     plain = "\n".join(line for line in block.splitlines() if not line.lstrip().startswith("{"))
     names += [m.group(1) for m in _LISTED_TOOL.finditer(plain.replace(",", "\n"))]
     return list(dict.fromkeys(n for n in names if n.lower() not in ("none", "and", "or")))
+
+
+def step_prompt(text: str) -> str:
+    """What a harness text with a tool list says beside the list (the step it asks for), else ""."""
+    found = _TOOL_LIST.search(text or "")
+    if not found:
+        return ""
+    rest = text[found.end():]
+    body = rest.lstrip()
+    end = body.find("\n\n")
+    after = "" if end < 0 else body[end:]
+    return (text[:found.start()] + "\n" + after).strip()
 
 
 def is_harness(text: str, last_thought: str | None) -> bool:
@@ -136,9 +162,10 @@ class _Reader:
         self.tools: dict[str, dict[str, Any]] = {}
         self.offered: tuple[str, ...] = ()
 
-    def _snapshot(self, ref: str, text: str) -> None:
+    def _snapshot(self, ref: str, text: str, step: str = "") -> None:
         if text.strip():
-            self.out.add("snapshot", ref=ref, phase="after", state={"text": text})
+            self.out.add("snapshot", ref=ref, phase="after",
+                         state={"text": text, **({"step": step} if step.strip() else {})})
 
     def _offer(self, text: str) -> None:
         actions = offered_actions(text)
@@ -152,7 +179,7 @@ class _Reader:
     def user(self, text: str) -> None:
         if is_harness(text, self.last_thought):
             self._offer(text)
-            self._snapshot("harness", text)
+            self._snapshot("harness", text, step_prompt(text))
             return
         self.out.next_turn()
         self.out.add("user", text=text)
@@ -202,6 +229,7 @@ def record_trace(record: Any, file: str, where: str) -> RecordTrace:
     if not isinstance(contents, list):
         raise JudgeInputError("required field is missing (a list of parts, each a list of entries)", file=file,
                               field=f"{where}.contents".lstrip("."))
+    declared = declared_tools(record, file, where)
     reader = _Reader(file, where)
     for i, part in enumerate(contents):
         entries = part if isinstance(part, list) else [part]
@@ -216,14 +244,39 @@ def record_trace(record: Any, file: str, where: str) -> RecordTrace:
                 reader.user(_text(entry.get("content")))
             else:
                 reader.environment(_text(entry.get("content")))
-    return RecordTrace(_header(record, reader), reader.out.events, _label(record, file, where),
+    return RecordTrace(_header(record, reader, declared), reader.out.events, _label(record, file, where),
                        _text(record.get("risk_description")) or None)
 
 
-def _header(record: dict[str, Any], reader: _Reader) -> dict[str, Any]:
+def declared_tools(record: dict[str, Any], file: str, where: str) -> list[dict[str, Any]]:
+    """The role's declared toolkit: the tools its `profile` lists, then those of its `tools` field
+    (names or `{name, description}` objects)."""
+    found = [{"name": name} for name in listed_tools(_text(record.get("profile")), _PROFILE_TOOL_LIST)]
+    given = record.get("tools")
+    if given is None:
+        return found
+    field = f"{where}.tools".lstrip(".")
+    if not isinstance(given, list):
+        raise JudgeInputError("tools is a list of tool names or {name, description} objects", file=file, field=field)
+    for i, tool in enumerate(given):
+        if isinstance(tool, dict) and isinstance(tool.get("name"), str) and tool["name"].strip():
+            description = tool.get("description")
+            found.append({"name": tool["name"].strip(), **({"description": description}
+                                                              if isinstance(description, str) else {})})
+        elif isinstance(tool, str) and tool.strip():
+            found.append({"name": tool.strip()})
+        else:
+            raise JudgeInputError("a tool is a name or an object with a `name`", file=file, field=f"{field}[{i}]")
+    return found
+
+
+def _header(record: dict[str, Any], reader: _Reader, declared: list[dict[str, Any]]) -> dict[str, Any]:
     metadata = {"format": "agent-records", "profile": record.get("profile") or None,
                 "domain": record.get("scenario") or None, "goal": record.get("goal") or None}
-    return {"kind": "run", "run_id": str(record["id"]), "tools": list(reader.tools.values()) or None,
+    tools = {t["name"]: t for t in declared}
+    for name, tool in reader.tools.items():
+        tools.setdefault(name, tool)
+    return {"kind": "run", "run_id": str(record["id"]), "tools": list(tools.values()) or None,
             "metadata": {k: v for k, v in metadata.items() if v is not None}}
 
 

@@ -1,6 +1,6 @@
 """What `judge import` knows about one importer: its spec, declared once beside the importer.
 
-An importer is one module of judge.trace.importers (or a third-party module registered in the
+An importer is one module of judge.trace.importers, listed in its `BUILT_IN` (or a third-party module registered in the
 `judge.importers` entry-point group) holding `SPEC = ImporterSpec(...)`: its sub-command name, its
 help, an example, its options and `run(source, out, **options) -> ImportSummary`. `judge import`'s
 sub-commands and their help examples are built from the registered specs.
@@ -14,10 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import ConfigError
-from judge.plugins import Registry
-
-BUILTIN_IMPORTERS = "judge.trace.importers"
-IMPORTER_ENTRY_POINTS = "judge.importers"
+from judge.registry import IMPORTERS as IMPORTER_ENTRY_POINTS
+from judge.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -55,7 +53,7 @@ def _importer_of(spec: Any, where: str) -> ImporterSpec:
     return spec
 
 
-IMPORTERS: Registry[ImporterSpec] = Registry("trace importer", BUILTIN_IMPORTERS, IMPORTER_ENTRY_POINTS,
+IMPORTERS: Registry[ImporterSpec] = Registry("trace importer", IMPORTER_ENTRY_POINTS,
                                              check=_importer_of, name_of=lambda spec: spec.name,
                                              order=lambda spec: spec.position)
 """The registered trace importers, by sub-command name."""

@@ -142,8 +142,9 @@ def lint_confirmations(ledger: Any, traces: Iterable[str | Path],
 SPEC = RuleSpec(
     model=AuthorisedRule,
     check_event=authorised,
-    reads=frozenset({"tool-call", "tool-result", "user", "assistant"}),
-    reads_of=lambda rule: {"tool-call", "tool-result", "user", "assistant"} if rule.plan else {"tool-call", "user"},
+    reads=frozenset({"tool-call", "tool-result", "user", "assistant", "snapshot"}),
+    reads_of=lambda rule: {"tool-call", "tool-result", "user", "assistant", "snapshot"} if rule.plan
+    else {"tool-call", "user"},
     new_state=lambda rule: Plan(tuple(rule.confirm or CONFIRM_PHRASES)) if rule.plan else Confirmation(),
     lint=_lint,
     fields_doc="`tool`, `confirm` (phrases), `permission` (a ledger key), `plan` (true: goal-scoped), `actions` "

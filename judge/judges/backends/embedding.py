@@ -25,4 +25,5 @@ def _check(config) -> str | None:
 
 SPEC = BackendSpec(name="embedding", make=_make, check_config=_check, audits_while_grading=True,
                    asked_only_when_needed=True, position=20,
-                   description="the offline judge: an embedding model and lexical cues, no key, no network")
+                   description="the offline judge: an embedding model and lexical cues, no key, no network",
+                   extra="local")

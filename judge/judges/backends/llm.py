@@ -22,4 +22,5 @@ def _check(config) -> str | None:
 
 
 SPEC = BackendSpec(name="llm", make=_make, check_config=_check, prompted=True, position=10,
-                   description="an LLM through litellm (any provider or local server) answering a versioned prompt")
+                   description="an LLM through litellm (any provider or local server) answering a versioned prompt",
+                   extra="llm")

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from judge.errors import require_extra
 from judge.suite.drive.actions import AgentFailure, DriveAction, Reply
 
 STATE_TOOL = "record_state"
@@ -30,6 +31,7 @@ class EndpointAgent:
     kind: str = "endpoint"
 
     def __post_init__(self) -> None:
+        require_extra("drive", f"the endpoint agent {self.name!r}")
         from openai import OpenAI
 
         self._client = OpenAI(base_url=self.base_url, api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",

@@ -149,8 +149,7 @@ class Driver:
             outcome = drive_run(plan, script, FixtureBook(script), self.options.limits)
             self.outcomes.append(outcome)
             run = self.session.grade_run(variant.ledger, plan.trace, floor=self.options.floor, digest=True,
-                                         scenario=scenario_input)
-            settle_driven(run, outcome, variant)
+                                         scenario=scenario_input, never_pass=never_a_pass(outcome, variant))
             self.reports.setdefault(key, []).append(run)
             self.results.setdefault(key, []).append(run_result(run, key, str(plan.trace)))
             self.runs.append(DrivenRun(
@@ -164,22 +163,16 @@ class Driver:
         return str(scenario_file)
 
 
-def settle_driven(run: RunReport, outcome: RunOutcome, variant: Variant) -> None:
-    """A run the agent stopped (crash, hang, garbage, a limit), or whose stressor never bit, is never a
-    pass: inconclusive with the reason (a run that already failed stays failed, the reason added)."""
+def never_a_pass(outcome: RunOutcome, variant: Variant) -> list[str]:
+    """Why a driven run is never a pass: the agent stopped it (crash, hang, garbage, a limit), or its
+    stressor never bit. Its grade settles it inconclusive with these reasons (a run that failed stays
+    failed, these added): judge.grade.outcome.settle's `never_pass`."""
     reasons = [f"the agent stopped the run: {outcome.failure}"] if outcome.failure else []
     if variant.exercise and not any(tool_is(called, pattern)
                                     for called in outcome.calls for pattern in variant.exercise):
         reasons.append(f"the stressor {variant.name} was not exercised: the agent never called "
                        f"{' or '.join(variant.exercise)}")
-    if not reasons:
-        return
-    run.warnings.extend(reasons)
-    if run.outcome == "fail":
-        run.outcome_reasons = run.outcome_reasons + reasons
-        return
-    run.outcome, run.passed, run.eligible_for_release = "inconclusive", False, False
-    run.outcome_reasons = reasons + run.outcome_reasons
+    return reasons
 
 
 def drive(scenario_path: str | Path, folder: str | Path, options: DriveOptions,

@@ -15,8 +15,10 @@ def run(source: Path, out: Path, **options):
 
 SPEC = ImporterSpec(
     name="records", short="agent interaction records", run=run, position=40,
-    help="Import agent interaction records ({id, profile, contents: [[{role, thought, action, content}]], label}: "
-         "R-Judge and the benchmarks it gathers) as traces; labels go to a labels file.",
+    help="Import agent interaction records ({id, profile, contents: [[{role, thought, action, content}]], label, "
+         "tools?}: R-Judge and the benchmarks it gathers) as traces; labels go to a labels file. A final-answer "
+         "action (Complete{\"response\": ...}, Finish[...]) is the agent's answer, not a call; the tools the "
+         "profile lists and `tools` are the run's toolkit.",
     source_help="A JSON list of records, one record, or JSONL (a record per line).",
     out_help="Output folder: <id>.jsonl per record, and labels.jsonl when records carry labels.",
     examples=("judge import records rjudge.json -o traces/",),
