@@ -50,7 +50,7 @@ def exchange(proc: subprocess.Popen[bytes], data: bytes, timeout: float, cap: in
         timed_out = proc.poll() is None and not too_much
     finally:  # (also on Ctrl-C)
         kill_group(proc)
-        left = kill_holders(inodes) if still_open or timed_out or proc.returncode is None else []
+        left = kill_holders(inodes, proc.pid) if still_open or timed_out or proc.returncode is None else []
         reap(proc)
     return Exchange(None if too_much else bytes(out), bytes(err[-ERR_TAIL:]), timed_out, left)
 
@@ -130,9 +130,11 @@ def reap(proc: subprocess.Popen[bytes]) -> None:
             pass
 
 
-def kill_holders(inodes: set[int]) -> list[str]:
+def kill_holders(inodes: set[int], agent_group: int) -> list[str]:
     """Kill every process of another session holding one of the pipes `inodes` (and its process
-    group); `pid command` of each. Nothing where there is no /proc."""
+    group); `pid command` of each. The agent's own group (`agent_group`, killed by kill_group just
+    before) is not named: SIGKILL is delivered asynchronously, so the agent may still hold its pipes
+    while /proc is read, and it was not left behind. Nothing where there is no /proc."""
     wanted = {f"pipe:[{inode}]" for inode in inodes}
     ours = os.getsid(0)
     found: list[str] = []
@@ -148,6 +150,8 @@ def kill_holders(inodes: set[int]) -> list[str]:
             if os.getsid(pid) == ours:
                 continue  # a process of this session (ours) is never the agent's
             group = os.getpgid(pid)
+            if group == agent_group:
+                continue  # the agent itself (or what kept its group), dying of kill_group's SIGKILL
             found.append(f"{pid} `{_command(pid)}`")
             os.killpg(group, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
