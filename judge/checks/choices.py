@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from judge.checks.matching import json_leaves
 from judge.model.patterns import compile_pattern
 from judge.text.lexicon import STOPWORDS
 
@@ -97,15 +98,7 @@ def _scalar(value: Any) -> str | None:
 
 
 def _leaves(value: Any) -> Iterator[str]:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, str):
-            yield item
+    return (item for item in json_leaves(value) if isinstance(item, str))
 
 
 def _lists(value: Any) -> Iterator[list[dict[str, Any]]]:
@@ -186,7 +179,7 @@ def unpicked_choice(args: Any, state: Candidates, requests: str) -> tuple[Group,
     said, asked = requests[:MAX_TEXT].lower(), content_words(requests)
     if any((m.group(1) or "").lower() not in TIME_WORDS for m in CRITERIA.finditer(said)):
         return None
-    values = {v for v in map(_scalar, _args_leaves(args)) if v is not None}
+    values = {v for v in map(_scalar, json_leaves(args)) if v is not None}
     for group in reversed(state.groups):
         for i, value in enumerate(group.values):
             if value not in values or value in said:
@@ -198,15 +191,3 @@ def unpicked_choice(args: Any, state: Candidates, requests: str) -> tuple[Group,
                 continue
             return group, value
     return None
-
-
-def _args_leaves(args: Any) -> Iterator[Any]:
-    stack = [args]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        else:
-            yield item

@@ -24,6 +24,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from judge.checks.matching import json_leaves
 from judge.model.patterns import compile_pattern
 
 INSTRUCTION = (r"(?i)(?:ignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier) instructions|"
@@ -64,15 +65,7 @@ def host(url: str) -> str:
 
 
 def _strings(value: Any) -> Iterator[str]:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, str):
-            yield item
+    return (item for item in json_leaves(value) if isinstance(item, str))
 
 
 def hear_links(event: Any, state: Any) -> None:
@@ -123,14 +116,8 @@ def step_reads_link(args: Any, links: list[tuple[str, str, str]], requests: list
 
 
 def _values(args: Any) -> Iterator[str]:
-    stack = [args]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, (str, int, float)) and not isinstance(item, bool):
+    for item in json_leaves(args):
+        if isinstance(item, (str, int, float)) and not isinstance(item, bool):
             value = str(item).strip().lower()
             if len(value) >= MIN_VALUE_CHARS:
                 yield value[:300]

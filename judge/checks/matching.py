@@ -4,7 +4,7 @@ carries a (superseded) value. Shared by every check; nothing here knows a rule."
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from judge.model.patterns import glob_matcher
@@ -52,6 +52,20 @@ def leaves(value: Any) -> Iterable[Any]:
             yield from leaves(v)
     else:
         yield value
+
+
+def json_leaves(value: Any) -> Iterator[Any]:
+    """The leaves of a JSON-like value, depth first from the last member (a stack, no recursion: a
+    tool result nested past Python's recursion limit is walked too)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        else:
+            yield item
 
 
 def leaf_list(value: Any, out: list[Any]) -> list[Any]:
