@@ -42,7 +42,7 @@ MODULES = (
     "judge.checks.rules", "judge.checks.recent", "judge.checks.progress", "judge.checks.restated",
     "judge.text.claim_target", "judge.text.claim_tokens", "judge.text.assertions", "judge.text.acts",
     "judge.grade.windows",
-    "judge.checks.kinds._pathlike", "judge.checks.matching", "judge.model.patterns",
+    "judge.checks.kinds._pathlike", "judge.checks.kinds._claimed", "judge.checks.matching", "judge.model.patterns",
 )
 ENV_OFF = "JUDGE_PURE_PYTHON"
 MANIFEST = "manifest.json"

@@ -173,6 +173,17 @@ def relation(a: Assertion, t: ClaimTarget) -> int:
     return best
 
 
+def may_relate(a: Assertion, t: ClaimTarget) -> bool:
+    """Whether `relation(a, t)` can be above 0, read off the target's verbs and families alone: a
+    call's values and argument words only weigh an object once the verb could claim, so a caller
+    asking about many tools builds each call's target (`with_call`) only where this holds."""
+    if a.kind == "state":
+        return bool(a.families & t.families or a.lemmas & (t.verbs | t.key_verbs))
+    if a.kind == "done" or any(_how(a, t, lemma) for lemma in a.lemmas):
+        return True
+    return a.marked and not _other_work(a, t)
+
+
 def _other_work(a: Assertion, t: ClaimTarget) -> bool:
     """The marked verb is of a family the tool's work is not and holds no part of ("successfully
     cancelled" is no claim of a booking)."""
@@ -226,4 +237,4 @@ def read_only(t: ClaimTarget) -> bool:
     return bool(t.families) and all(f in ("read", "use") for f in t.families)
 
 
-__all__ = ["acts_noun", "object_strength", "read_only", "relation", "tool_target", "with_call"]
+__all__ = ["acts_noun", "may_relate", "object_strength", "read_only", "relation", "tool_target", "with_call"]

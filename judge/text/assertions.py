@@ -85,10 +85,14 @@ class Assertion:
     marked: bool = False  # "successfully" beside it: a completed act whatever its verb
 
 
-@dataclass
 class _Clause:
-    toks: list[Tok]
-    opener: str  # the boundary word or mark before it ("" for the sentence's first)
+    """A clause's words and what opened it (a plain class: see claim_tokens.Tok)."""
+
+    __slots__ = ("toks", "opener")
+
+    def __init__(self, toks: list[Tok], opener: str) -> None:
+        self.toks = toks
+        self.opener = opener  # the boundary word or mark before it ("" for the sentence's first)
 
 
 def _clauses(toks: list[Tok]) -> list[_Clause]:
@@ -259,27 +263,46 @@ def _asserted(toks: list[Tok], sentence: str, base: int, question: bool) -> list
         return []
     clauses = _clauses(toks)
     out: list[Assertion] = []
-    shared: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # the previous clause's subject and values
+    previous = (-1, 0)  # the previous clause and its first claiming word: the subject it may share
     for at, clause in enumerate(clauses):
         words = [t.word for t in clause.toks]
-        if clause.opener == "except" or words[0] in CONDITION_OPENERS or clause.opener in CONDITION_OPENERS \
-                or _failed(words) or _taken_back(clauses, at):
-            shared = ((), ())
+        if not any(w in _MAYBE or w.endswith("ed") for w in words):  # no claiming word: nothing to read
+            previous = (at, len(words))
             continue
-        found, first = _in_clause(clause, words, shared, clauses[at + 1] if at + 1 < len(clauses) else None,
+        if _passed_over(clauses, at, words):
+            previous = (-1, 0)
+            continue
+        found, first = _in_clause(clause, words, clauses, previous, clauses[at + 1] if at + 1 < len(clauses) else None,
                                   sentence, base)
         out.extend(found)
-        shared = (tuple(w for w in map(_content, clause.toks[:first]) if w),
-                  tuple(t.value for t in clause.toks[:first] if t.value))
+        previous = (at, first)
     return out
 
 
-def _in_clause(clause: _Clause, words: list[str], shared: tuple[tuple[str, ...], tuple[str, ...]],
+def _passed_over(clauses: list[_Clause], at: int, words: list[str]) -> bool:
+    """A clause that asserts nothing and shares no subject: an exception, a condition, a failure,
+    or one the next clause takes back."""
+    clause = clauses[at]
+    return clause.opener == "except" or words[0] in CONDITION_OPENERS or clause.opener in CONDITION_OPENERS \
+        or _failed(words) or _taken_back(clauses, at)
+
+
+def _shared(clauses: list[_Clause], previous: tuple[int, int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The previous clause's subject and values (its words before its first claiming word), or none
+    when it was passed over. Made only when a claim needs them: most clauses are never asked."""
+    at, first = previous
+    if at < 0 or _passed_over(clauses, at, [t.word for t in clauses[at].toks]):
+        return (), ()
+    toks = clauses[at].toks[:first]
+    return tuple(w for w in map(_content, toks) if w), tuple(t.value for t in toks if t.value)
+
+
+def _in_clause(clause: _Clause, words: list[str], clauses: list[_Clause], previous: tuple[int, int],
                following: _Clause | None, sentence: str, base: int) -> tuple[list[Assertion], int]:
     """The clause's assertions, and the index of its first claiming word (its subject ends there)."""
     out: list[Assertion] = []
-    every = tuple(w for w in map(_content, clause.toks) if w)
-    values = tuple(t.value for t in clause.toks if t.value)
+    every: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
     start, end = clause.toks[0].start - base, clause.toks[-1].end - base
     first = len(words)
     i = 0
@@ -291,9 +314,13 @@ def _in_clause(clause: _Clause, words: list[str], shared: tuple[tuple[str, ...],
         first = min(first, i)
         kind, lemmas, families, span = claim
         if not _blocked(words, i, kind):
+            if not out:  # the clause's words, read once it asserts something
+                every = tuple(w for w in map(_content, clause.toks) if w)
+                values = tuple(t.value for t in clause.toks if t.value)
             head = _head(clause.toks, i, span, kind == "act" or i > 0 and bool(past_lemmas(words[i - 1], "has")))
             more, said = values, sentence[start:end]
             if not any(_content(t) for t in clause.toks[:i]) and clause.opener in (":", "and", "but", ",", "then"):
+                shared = _shared(clauses, previous)
                 head, more = shared[0] + head, shared[1] + values  # "Confirmation email: sent", "resolved and closed"
             if not head and following is not None and following.opener == ":":  # "Booked: UA 512"
                 named = following.toks if kind != "done" else following.toks[:_first_claiming(following)]

@@ -4,30 +4,25 @@ make. Linear in the text: one pass of `str.split` (no regular expression on trac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 CLAUSE_MARKS = frozenset(",;()[]{}—–")
 
 
-@dataclass(slots=True)
 class Tok:
-    word: str  # lowercased, apostrophe normalised; a hyphenated word joined ("e-mail" -> email)
-    value: str  # identifiers, paths, numbers: the token as a value ("" for a plain word)
-    start: int
-    end: int
-    mark: str  # what opens a clause before it: a boundary word, a punctuation mark, or ""
-    ends: str = ""  # the sentence's closing mark after it (".", "!", "?"), or ""
+    """One word. A plain class, not a dataclass: compiled (judge.compiled), a dataclass keeps the
+    `__init__` the dataclasses module writes in Python, and every word of a text paid for it."""
 
+    __slots__ = ("word", "value", "start", "end", "mark", "ends")
 
-def _chunks(text: str) -> list[tuple[int, str]]:
-    """(offset, chunk) of each run of non-space characters: str.split, with the offsets found again
-    in one forward pass."""
-    out, at = [], 0
-    for chunk in text.split():
-        at = text.find(chunk, at)
-        out.append((at, chunk))
-        at += len(chunk)
-    return out
+    def __init__(self, word: str, value: str, start: int, end: int, mark: str, ends: str = "") -> None:
+        self.word = word  # lowercased, apostrophe normalised; a hyphenated word joined ("e-mail" -> email)
+        self.value = value  # identifiers, paths, numbers: the token as a value ("" for a plain word)
+        self.start = start
+        self.end = end
+        self.mark = mark  # what opens a clause before it: a boundary word, a punctuation mark, or ""
+        self.ends = ends  # the sentence's closing mark after it (".", "!", "?"), or ""
+
+    def __repr__(self) -> str:
+        return f"Tok({self.word!r}, {self.value!r}, {self.start}, {self.end}, {self.mark!r}, {self.ends!r})"
 
 
 def sentence_groups(text: str) -> list[tuple[int, int, list[Tok]]]:
@@ -65,32 +60,43 @@ def _core(chunk: str) -> tuple[int, int]:
 
 def tokens(line: str, base: int = 0) -> list[Tok]:
     """The words of a line (offsets from `base`), each with the punctuation before it as a mark and
-    the sentence end after it."""
+    the sentence end after it. One pass of `str.split`, each chunk's offset found going forward."""
     out: list[Tok] = []
     gap = ""
-    for offset, chunk in _chunks(line):
-        offset += base
+    at = 0
+    for chunk in line.split():
+        at = line.find(chunk, at)
+        offset = at + base
+        at += len(chunk)
         if chunk.isalpha():  # the common case: a plain word
             out.append(Tok(chunk.lower(), "", offset, offset + len(chunk), _mark(gap) if gap else ""))
             gap = ""
             continue
-        split = chunk.translate(_SPLITS)
-        pieces = split.split(" ") if split != chunk else [chunk]
-        at = offset
-        for n, piece in enumerate(pieces):
-            if n:
-                gap += ","
-            lo, hi = _core(piece)
-            if lo < hi:
-                out.append(_token(piece[lo:hi], at + lo, at + hi, gap + piece[:lo]))
-                gap = piece[hi:]
-            else:
-                gap += piece
-            at += len(piece) + 1
-        closing = chunk.rstrip("\"')]*_")
-        if out and closing.endswith((".", "!", "?")) and out[-1].start >= offset:
-            out[-1].ends = closing[-1]
+        gap = _pieces(chunk, offset, gap, out)
     return out
+
+
+def _pieces(chunk: str, offset: int, gap: str, out: list[Tok]) -> str:
+    """The tokens of a chunk that is not one plain word ("PR #57.", "e-mail", "(done),"), appended
+    to `out`; the punctuation left after its last word is returned (the next word's gap)."""
+    count = len(out)
+    split = chunk.translate(_SPLITS)
+    pieces = split.split(" ") if split != chunk else [chunk]
+    at = offset
+    for n, piece in enumerate(pieces):
+        if n:
+            gap += ","
+        lo, hi = _core(piece)
+        if lo < hi:
+            out.append(_token(piece[lo:hi], at + lo, at + hi, gap + piece[:lo]))
+            gap = piece[hi:]
+        else:
+            gap += piece
+        at += len(piece) + 1
+    closing = chunk.rstrip("\"')]*_")
+    if len(out) > count and closing.endswith((".", "!", "?")):
+        out[-1].ends = closing[-1]
+    return gap
 
 
 def _mark(gap: str) -> str:
