@@ -139,6 +139,7 @@ def _copula_before(words: list[str], i: int) -> bool:
     return j >= 0 and (words[j] in COPULAS or words[j].endswith(("'s", "'re")) or bool(past_lemmas(words[j], "")))
 
 
+_PADDED_FAILURES = tuple(f" {phrase} " for phrase in FAILURE_PHRASES)  # as `_failed` looks for them
 _PHRASE_FIRST = frozenset(p[0] for p in GENERIC_PHRASES) | frozenset(p[0] for p in PHRASE_STATES) | {"in", "on"}
 _SINGLE = GENERIC_STATES | frozenset(STATES) | {"now"}
 _MAYBE = _SINGLE | _PHRASE_FIRST | frozenset(IRREGULAR_PAST) | SAME_PAST  # and every word ending in -ed
@@ -215,7 +216,7 @@ def _failed(words: list[str]) -> bool:
     if not FAILURE_WORDS.isdisjoint(words):
         return True
     padded = f" {' '.join(words)} "
-    return "n't " in padded or any(f" {phrase} " in padded for phrase in FAILURE_PHRASES)
+    return "n't " in padded or any(phrase in padded for phrase in _PADDED_FAILURES)
 
 
 def _blocked(words: list[str], i: int, kind: str) -> bool:
