@@ -88,7 +88,8 @@ def run_battery(labels: Path, judge: Judge, *, scenarios: Iterable[Path] = (),
     observations = [FlipObservation(case=c.case, perturbation=name, base=base[c.case],
                                     perturbed=verdict_of(answers[id(r)], c.key)) for name, c, r in planned]
     gate = bias_gate(observations, fingerprint=judge.fingerprint(), labels_sha256=labels_sha(labels),
-                     perturbations=names, not_applicable=skipped, max_flip=max_flip, interval=interval)
+                     perturbations=names, not_applicable=skipped, max_flip=max_flip,
+                     interval="wilson" if interval == "wilson" else "exact")  # checked above; typed for calibration
     return BiasRun(gate=gate, cases=len(chosen), split=split,
                    missing=[c for c in cases.missing if split in ("all", _split_of(cases, c))],
                    base_errors=sorted(case for case, verdict in base.items() if verdict is None))
