@@ -59,7 +59,7 @@ def _more_about_another(a: Assertion, score: int, glob: str, recent: Any) -> boo
     submitted" after its draft timed out and its submission was refused): the rule keeps it."""
     for other in recent.called(MAX_TOOLS_ASKED):
         if not tool_is(other, glob) and recent.results.get(other, (None,))[0] == "ok" \
-                and relation(a, _target_of(other, recent)) > score:
+                and may_relate(a, target(other, other)) and relation(a, _target_of(other, recent)) > score:
             return True
     return False
 
