@@ -194,6 +194,8 @@ def test_the_older_form_of_a_kind_is_a_check_tracker():
 def test_a_spec_has_a_tracker_or_a_check():
     with pytest.raises(TypeError, match="neither"):
         RuleSpec(model=EveryCall, reads=frozenset({"tool-call"}), fields_doc="`tool`", violated_when="called")
+    with pytest.raises(TypeError):  # by keyword only: the order of the fields changed with the tracker
+        RuleSpec(EveryCall, EveryCallTracker, frozenset({"tool-call"}), "`tool`", "called")
     with pytest.raises(TypeError, match="both"):
         RuleSpec(model=EveryCall, tracker=EveryCallTracker, check_event=_every_call, reads=frozenset({"tool-call"}),
                  fields_doc="`tool`", violated_when="called")

@@ -16,7 +16,7 @@ check function and state it was written with before trackers, `check_event(rule,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from judge.checks.tracker import CheckpointVerdict, CheckTracker, Outcome, RuleContext, Tracker
@@ -80,10 +80,10 @@ class DraftSpec:
     needs_arg_and_values: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RuleSpec(Generic[R]):
-    """One rule kind: everything the grader, lint, drafts, reports and docs need to know about it.
-    Give `tracker` (or, in the older form, `check_event` and `new_state`)."""
+    """One rule kind: everything the grader, lint, drafts, reports and docs need to know about it,
+    given by keyword. Give `tracker` (or, in the older form, `check_event` and `new_state`)."""
 
     model: type[R]
     reads: frozenset[str]
@@ -92,10 +92,10 @@ class RuleSpec(Generic[R]):
     violated_when: str
     tracker: Callable[[R], Tracker[Any]] | None = None
     """Makes one rule's tracker for one run (judge.checks.tracker): usually the Tracker subclass."""
-    check_event: Callable[[R, Any, RuleContext, Any], Outcome] | None = field(default=None, kw_only=True)
+    check_event: Callable[[R, Any, RuleContext, Any], Outcome] | None = None
     """The older form of a kind (plug-ins may keep it): `check(rule, event, ctx, state) -> Outcome`,
     with the state `new_state(rule)` makes (None without one)."""
-    new_state: Callable[[R], Any] | None = field(default=None, kw_only=True)
+    new_state: Callable[[R], Any] | None = None
     family: Family | None = None
     by_tool: bool = True
     by_key: bool = True
