@@ -24,7 +24,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import ValidationError
 
-from judge.checks import RuleSet, RuleSpec, registry
+from judge.checks import CheckpointVerdict, RuleSet, RuleSpec, Tracker, registry
 from judge.errors import ConfigError
 from judge.ledger import build_ledger
 from judge.model import REGISTRY, RuleBase, Scenario, json_schema, rule_kinds, rule_models
@@ -50,8 +50,10 @@ def test_every_spec_is_complete(check):
     assert spec.reads <= {"user", "assistant", "tool-call", "tool-result", "state-write", "summary", "snapshot"}
     assert spec.fields_doc and spec.violated_when
     assert spec.model.__doc__, "the model's docstring says what the rule guards"
-    if spec.remember is not None:
-        assert spec.remembers
+    tracker = spec.tracker
+    assert tracker is not None, "a built-in kind is written as a tracker"
+    if isinstance(tracker, type) and tracker.remember is not Tracker.remember:
+        assert tracker.remembers, "a tracker that remembers names the event kinds it remembers"
     if spec.draft is not None:
         assert callable(spec.draft.fields)
 
@@ -121,6 +123,82 @@ def test_a_registered_kind_is_in_every_derived_table_and_grades(test_kind):
     hits = rules.observe(Call("e1", 1), 0) + rules.observe(Call("e2", 2), 1)
     assert [(h.violated, h.detail) for h in hits] == [(True, "call 1 of x"), (True, "call 2 of x")]
     assert rules.state_of("test-every-call:k").calls == 2
+
+
+class EveryCallTracker(Tracker[EveryCall]):
+    """The same kind written as a tracker: it counts calls, remembers results, notes and rules at a
+    checkpoint, each answer one method; what it does not need keeps the base class's default."""
+
+    remembers = frozenset({"tool-result"})
+
+    def __init__(self, rule: EveryCall) -> None:
+        super().__init__(rule)
+        self.calls, self.results = 0, 0
+
+    def observe(self, event: Any, ctx: Any):
+        self.calls += 1
+        return True, f"call {self.calls} of {event.tool}"
+
+    def remember(self, event: Any, ctx: Any) -> None:
+        self.results += 1
+
+    def notes(self):
+        return [f"{self.results} result(s) seen"]
+
+    def at_checkpoint(self, checkpoint: Any):
+        return CheckpointVerdict("violated", checkpoint.after_turn, f"{self.calls} call(s) by then")
+
+
+def _every_call_run(spec: RuleSpec) -> tuple[RuleSet, list[Any]]:
+    REGISTRY.register(spec, origin="tests")
+    try:
+        scenario = Scenario.model_validate({
+            "id": "s", "ledger": [{"key": "k", "class": "constraint", "value": "never call x", "source_turn": 1}],
+            "checkpoints": [{"after_turn": 2, "must_retain": ["k"]}],
+            "rules": [{"check": "test-every-call", "key": "k", "tool": "x"}]})
+        rules = RuleSet(build_ledger(scenario))
+    finally:
+        REGISTRY.unregister("test-every-call")
+
+    class Event:
+        tool, args, call_id, status = "x", {}, "c1", "ok"
+
+        def __init__(self, kind: str, eid: str, turn: int) -> None:
+            self.kind, self.id, self.turn = kind, eid, turn
+
+    hits = [h for i, e in enumerate([Event("tool-call", "e1", 1), Event("tool-result", "e2", 1),
+                                     Event("tool-call", "e3", 2)]) for h in rules.observe(e, i)]
+    return rules, hits
+
+
+def test_a_kind_written_as_a_tracker_grades_and_answers_each_question():
+    spec = RuleSpec(model=EveryCall, tracker=EveryCallTracker, reads=frozenset({"tool-call"}), fields_doc="`tool`",
+                    violated_when="the tool is called")
+    rules, hits = _every_call_run(spec)
+    assert [(h.event, h.detail) for h in hits] == [("e1", "call 1 of x"), ("e3", "call 2 of x")]
+    tracker = rules.tracker_of("test-every-call:k")
+    assert isinstance(tracker, EveryCallTracker) and rules.state_of("test-every-call:k") is tracker
+    assert rules.rule_notes() == ["rule test-every-call:k: 1 result(s) seen"]
+    checkpoint = rules.ledger.scenario.checkpoints[0]
+    assert tracker.at_checkpoint(checkpoint).detail == "2 call(s) by then"
+    assert rules.raw_hook() is None  # no tracker overrides raw_scan: the reader gets no hook
+
+
+def test_the_older_form_of_a_kind_is_a_check_tracker():
+    """check_event and new_state (the form judge_max_calls had, documented for plug-ins) still grade."""
+    rules, hits = _every_call_run(TEST_SPEC)
+    assert [h.detail for h in hits] == ["call 1 of x", "call 2 of x"]
+    assert rules.state_of("test-every-call:k").calls == 2 and rules.rule_notes() == []
+
+
+def test_a_spec_has_a_tracker_or_a_check():
+    with pytest.raises(TypeError, match="neither"):
+        RuleSpec(model=EveryCall, reads=frozenset({"tool-call"}), fields_doc="`tool`", violated_when="called")
+    with pytest.raises(TypeError):  # by keyword only: the order of the fields changed with the tracker
+        RuleSpec(EveryCall, EveryCallTracker, frozenset({"tool-call"}), "`tool`", "called")
+    with pytest.raises(TypeError, match="both"):
+        RuleSpec(model=EveryCall, tracker=EveryCallTracker, check_event=_every_call, reads=frozenset({"tool-call"}),
+                 fields_doc="`tool`", violated_when="called")
 
 
 def test_a_clashing_kind_names_both_origins(test_kind):

@@ -2,7 +2,8 @@
 
 A hit is either a violation (with its evidence event) or a compliant exercise of the rule (the agent
 did the guarded kind of thing and stayed inside the rule). Each rule kind's check and what it reads
-is its spec (judge.checks.spec; the kinds are judge.checks.kinds and plug-ins); `RuleSet` runs them.
+is its spec (judge.checks.spec; the kinds are judge.checks.kinds and plug-ins); `RuleSet` makes each
+rule's tracker for the run (judge.checks.tracker) and asks it about the events it reads.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from judge.checks.recent import RecentCalls
 from judge.checks.registry import specs
 from judge.checks.restated import Restatements
 from judge.checks.spec import RuleSpec
+from judge.checks.tracker import overrides
 from judge.ledger import ExpectedLedger
 from judge.model import Rule, RunHeader
 from judge.model.event_view import EventLike
@@ -68,7 +70,7 @@ def _session_ended(history: Any, turn: int) -> bool:
     return ends is not None and turn >= ends and (history.revoked_at is None or history.revoked_at > ends)
 
 
-Entry = tuple[str, Any, Callable[..., Any], Any]  # (rule id, rule, its check, its per-run state)
+Entry = tuple[str, Any, Callable[..., Any]]  # (rule id, rule, its tracker's observe or remember)
 _PROGRESS_KINDS = frozenset({"tool-call", "tool-result", "assistant", "user"})  # what moves a retry chain
 
 
@@ -86,23 +88,22 @@ class RuleSet:
         self.state = RunState()
         registered = specs()
         self.specs: list[RuleSpec[Any]] = [registered[rule.check] for rule in self.rules]
-        # Each rule's own memory of the run (typed by its kind: judge.checks.kinds), by position.
-        self.states: list[Any] = [spec.new_state(rule) if spec.new_state else None
-                                  for spec, rule in zip(self.specs, self.rules, strict=False)]
+        # Each rule's tracker for this run (its memory of the run: judge.checks.tracker), by position;
+        # typed Any so the compiled loop calls its bound methods without a check per event.
+        self.trackers: list[Any] = [spec.make_tracker(rule) for spec, rule in zip(self.specs, self.rules, strict=False)]
         self._index = {rid: i for i, rid in enumerate(self.ids)}
         self.by_key: dict[str, list[tuple[str, Rule]]] = {}
         self.by_kind: dict[str, list[tuple[str, Rule]]] = {}
         self._remembering: dict[str, list[Entry]] = {}
-        self._raw: list[tuple[Any, Any, Any]] = []  # (rule, its raw scan, its state)
-        for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states, strict=False):
+        self._raw: list[Callable[[dict[str, Any]], bool]] = []  # the trackers' raw scans
+        for rid, rule, spec, tracker in zip(self.ids, self.rules, self.specs, self.trackers, strict=False):
             self.by_key.setdefault(rule.key, []).append((rid, rule))
-            for kind in (spec.reads & frozenset(spec.reads_of(rule))) if spec.reads_of else spec.reads:
+            for kind in spec.reads & frozenset(tracker.reads(spec.reads)):
                 self.by_kind.setdefault(kind, []).append((rid, rule))
-            if spec.remember is not None:
-                for kind in spec.remembers:
-                    self._remembering.setdefault(kind, []).append((rid, rule, spec.remember, state))
-            if spec.raw_scan is not None:
-                self._raw.append((rule, spec.raw_scan, state))
+            for kind in tracker.remembers:
+                self._remembering.setdefault(kind, []).append((rid, rule, tracker.remember))
+            if overrides(tracker, "raw_scan"):
+                self._raw.append(tracker.raw_scan)
         # Which rules guard at a turn, and a key's superseded versions and current value at a turn,
         # depend on the turn only through comparisons with the turns the fixture names (source
         # turns of entries, turns of deltas): between two such turns (t and t + 1 being the places
@@ -132,9 +133,16 @@ class RuleSet:
                                      if spec.family == "recovery"])
         self.restatements = Restatements(ledger, set(self.by_key))
 
+    def tracker_of(self, rule_id: str) -> Any:
+        """One rule's tracker for this run (judge.checks.tracker.Tracker)."""
+        return self.trackers[self._index[rule_id]]
+
     def state_of(self, rule_id: str) -> Any:
-        """The per-run state of one rule (None for a kind without one)."""
-        return self.states[self._index[rule_id]]
+        """One rule's memory of the run: its tracker's `state` when it keeps its memory in one (the
+        built-in kinds that remember, and a CheckTracker: what `new_state` made, None without one),
+        else the tracker itself."""
+        tracker = self.trackers[self._index[rule_id]]
+        return getattr(tracker, "state", tracker)
 
     def spec_of(self, rule_id: str) -> RuleSpec[Any]:
         """The spec of one rule's kind."""
@@ -148,8 +156,8 @@ class RuleSet:
         raw = self._raw
 
         def hook(record: dict[str, Any]) -> None:
-            for rule, scan, state in raw:
-                scan(rule, record, state)
+            for scan in raw:
+                scan(record)
         return hook
 
     def read_header(self, header: RunHeader) -> None:
@@ -188,14 +196,13 @@ class RuleSet:
         self._skipping = {}
         for kind in ("tool-call", "state-write"):
             skipping = [(rid, rule, self.unchecked if turn < history(rule.key).introduced else self.after_session)
-                        for rid, rule in self.by_kind.get(kind, ()) if self.spec_of(rid).warns_early
+                        for rid, rule in self.by_kind.get(kind, ()) if self.tracker_of(rid).warns_early
                         and (turn < history(rule.key).introduced or _session_ended(history(rule.key), turn))]
             if skipping:
                 self._skipping[kind] = skipping
 
     def _entry(self, rid: str, rule: Any) -> Entry:
-        i = self._index[rid]
-        return rid, rule, self.specs[i].check_event, self.states[i]
+        return rid, rule, self.trackers[self._index[rid]].observe
 
     def superseded_at(self, key: str, turn: int) -> list[Any]:
         """`ledger.history(key).superseded_at(turn)`, worked out once per segment of turns."""
@@ -256,8 +263,8 @@ class RuleSet:
         rules = self._applicable(event)
         if rules:
             eid = event.id
-            for rid, rule, check, state in rules:
-                result = check(rule, event, self, state)
+            for rid, rule, observe in rules:
+                result = observe(event, self)
                 if result is not None:
                     hits.append(Hit(rid, rule.check, rule.key, eid, turn, index, result[0], result[1]))
         kind = event.kind
@@ -274,8 +281,8 @@ class RuleSet:
             self._remember(event, kind)
         remembering = self._remembering.get(kind)
         if remembering:
-            for _, rule, remember, state in remembering:
-                remember(rule, event, self, state)
+            for _, _, remember in remembering:
+                remember(event, self)
         return hits
 
     @staticmethod
@@ -319,10 +326,9 @@ class RuleSet:
         return lines
 
     def rule_notes(self) -> list[str]:
-        """The run's warnings of each rule's own notes (its spec's `notes`, read from its state)."""
-        return [f"rule {rid}: {line}"
-                for rid, rule, spec, state in zip(self.ids, self.rules, self.specs, self.states, strict=False)
-                if spec.notes is not None for line in spec.notes(rule, state)]
+        """The run's warnings of each rule's own notes (its tracker's `notes`)."""
+        return [f"rule {rid}: {line}" for rid, tracker in zip(self.ids, self.trackers, strict=False)
+                for line in tracker.notes()]
 
     def _remember(self, event: Any, kind: str) -> None:
         s = self.state

@@ -1,36 +1,34 @@
-"""What the grader knows about one rule kind: its spec (model, check and the rest), declared once.
+"""What the grader knows about one rule kind: its spec (model, tracker and the rest), declared once.
 
 Every table that used to list rule kinds by name is derived from the specs (judge.checks.registry):
-which event kinds a check reads, the metric family, what a
-slice keeps for stateful rules, the per-run state, what lint adds, what drafts may propose, and the
+which event kinds a kind reads, the metric family, what lint adds, what drafts may propose, and the
 row of the rule table in docs/scenarios.md. A kind is one module of judge.checks.kinds (or a
-third-party module registered in the `judge.rules` entry-point group) holding its model, its check
+third-party module registered in the `judge.rules` entry-point group) holding its model, its tracker
 and `SPEC = RuleSpec(...)`.
 
-A check is `check(rule, event, ctx, state) -> (violated, detail) | None`: None when the event does
-not exercise the rule. `ctx` is the run's RuleContext; `state` the rule's own per-run state (made
-by `new_state(rule)`, None without one). A check is called only for the event kinds in `reads`,
-only while the rule's key is active, and (for tool-calls) only for the tools its rule's `tool` glob
-matches when `by_tool` (and, for state-writes, only for writes of its key when `by_key`).
+The spec holds the kind's static facts; what one rule does in one run is its tracker's
+(judge.checks.tracker: `observe(event, ctx)`, and, when it needs them, `remember`, `raw_scan`,
+`at_checkpoint`, `notes`, ...), made by `tracker(rule)` for each run. A kind may instead give the
+check function and state it was written with before trackers, `check_event(rule, event, ctx, state)
+-> (violated, detail) | None` and `new_state(rule)`: the spec makes a CheckTracker of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from judge.checks.tracker import CheckpointVerdict, CheckTracker, Outcome, RuleContext, Tracker
 from judge.model.rules import RuleBase
 
 if TYPE_CHECKING:
     from judge.ledger import ExpectedLedger
-    from judge.model import Checkpoint
-    from judge.trace.toolkit import Toolkit
 
 R = TypeVar("R", bound=RuleBase)
 
-Outcome = tuple[bool, str] | None
-"""A check's answer: (violated, detail), or None when the event does not exercise the rule."""
+__all__ = ["CheckpointVerdict", "DraftSpec", "Family", "LintLevel", "Outcome", "RuleContext", "RuleSpec",
+           "Target", "Tracker", "default_targets"]
 
 Family = Literal["scope", "completion", "handoff", "recovery"]
 """The component metric a kind's findings count in (judge.grade.metrics). A `recovery` kind bounds
@@ -39,32 +37,6 @@ violated against, and its tool glob (`tool`, None for every tool) says which too
 (judge.checks.progress)."""
 
 LintLevel = Literal["error", "warning"]
-
-
-class RuleContext(Protocol):
-    """What a check may read about the run so far (judge.checks.rules.RuleSet implements it)."""
-
-    ledger: ExpectedLedger
-    state: Any  # judge.checks.rules.RunState: calls, last tool called, last status per tool
-    toolkit: Toolkit | None  # the tools the agent was given (--tools, else the run header's); None: unknown
-
-    def superseded_at(self, key: str, turn: int) -> list[Any]: ...
-
-    def value_at(self, key: str, turn: int) -> Any: ...
-
-    def carries(self, actual: Any, version: Any) -> bool: ...
-
-
-@dataclass(frozen=True)
-class CheckpointVerdict:
-    """A verdict a kind gives at a checkpoint from what it remembered (e.g. an expected call that
-    never came, or calls a rule could not judge: `not-exercised` with why): the fields of a
-    deterministic finding."""
-
-    verdict: Literal["violated", "upheld", "not-exercised"]
-    turn: int
-    detail: str
-    evidence_event: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,31 +80,25 @@ class DraftSpec:
     needs_arg_and_values: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RuleSpec(Generic[R]):
-    """One rule kind: everything the grader, lint, drafts, reports and docs need to know about it."""
+    """One rule kind: everything the grader, lint, drafts, reports and docs need to know about it,
+    given by keyword. Give `tracker` (or, in the older form, `check_event` and `new_state`)."""
 
     model: type[R]
-    check_event: Callable[[R, Any, RuleContext, Any], Outcome]
     reads: frozenset[str]
+    """The event kinds its rules read (a tracker may narrow them per rule: `Tracker.reads`)."""
     fields_doc: str
     violated_when: str
-    reads_of: Callable[[R], Iterable[str]] | None = None
-    """The event kinds one rule of the kind reads, when it depends on the rule (default: `reads`;
-    never more): scope reads state-writes only with `tool: "*"`."""
+    tracker: Callable[[R], Tracker[Any]] | None = None
+    """Makes one rule's tracker for one run (judge.checks.tracker): usually the Tracker subclass."""
+    check_event: Callable[[R, Any, RuleContext, Any], Outcome] | None = None
+    """The older form of a kind (plug-ins may keep it): `check(rule, event, ctx, state) -> Outcome`,
+    with the state `new_state(rule)` makes (None without one)."""
+    new_state: Callable[[R], Any] | None = None
     family: Family | None = None
     by_tool: bool = True
     by_key: bool = True
-    new_state: Callable[[R], Any] | None = None
-    remember: Callable[[R, Any, RuleContext, Any], None] | None = None
-    """Called for every event of the kinds in `remembers`, active key or not, after the checks."""
-    remembers: frozenset[str] = frozenset()
-    at_checkpoint: Callable[[R, Any, Checkpoint], CheckpointVerdict | None] | None = None
-    """A verdict at a checkpoint from the rule's state, before its hits are read (expected-call)."""
-    slice_ok_calls_of: Callable[[R], str | None] | None = None
-    """The tool glob whose earlier ok calls a slice keeps so the rule re-grades the same (not-repeated)."""
-    raw_scan: Callable[[R, dict[str, Any], Any], bool] | None = None
-    """Read a trace record before redaction; True: the rule saw a violation in it (no-leak)."""
     leak: bool = False
     """Its violations are also the run's `leaks`."""
     lint: Callable[[R, ExpectedLedger], Iterable[tuple[LintLevel, str, str]]] | None = None
@@ -141,17 +107,24 @@ class RuleSpec(Generic[R]):
     targets: Callable[[R], Iterable[Target]] = default_targets
     """The tool and argument names the rule targets, for the lint (default: its `tool`, `arg`,
     `*_arg` and `args` fields)."""
-    needs_toolkit: Callable[[R], bool] | None = None
-    """Whether the rule judges only with a declared toolkit (`--tools` or the run header's `tools`):
-    the lint says so when neither is known (allowed-tools without its own list)."""
-    notes: Callable[[R, Any], Iterable[str]] | None = None
-    """Lines for the run's warnings, read from the rule's per-run state when the run is graded: what
-    it saw but could not check (a `limit` argument that is no number it can read)."""
-    warns_early: bool = True
-    """Count the events it would have checked before its key's source turn (a warning)."""
     position: int = 1000
     """Where the kind sorts among the others (the union, schemas and tables): built-in kinds keep
     the order they were added in; a plug-in sorts after them by default."""
+
+    def __post_init__(self) -> None:
+        if (self.tracker is None) == (self.check_event is None):
+            raise TypeError(f"the spec of {self.model.__name__} needs either `tracker` or `check_event`, not "
+                            f"{'both' if self.tracker is not None else 'neither'}")
+        if self.tracker is not None and self.new_state is not None:
+            raise TypeError(f"the spec of {self.model.__name__}: `new_state` goes with `check_event`; a tracker "
+                            "keeps its own state")
+
+    def make_tracker(self, rule: R) -> Tracker[Any]:
+        """One rule's tracker for one run."""
+        if self.tracker is not None:
+            return self.tracker(rule)
+        assert self.check_event is not None  # __post_init__: one of the two
+        return CheckTracker(rule, self.check_event, self.new_state(rule) if self.new_state is not None else None)
 
     @property
     def check(self) -> str:

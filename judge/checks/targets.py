@@ -7,7 +7,7 @@ tool is `issue_refund`, `arg: orderid` when the argument is `order_id`. Given tr
 tool the scenario's own `script.toolkit` lacks is too, and so is a near miss of a name its fixtures or
 `tools` lists declare (judge.checks.tool_names: the same but for case, or difflib-close). Which names a
 rule targets is its spec's `targets` (judge.checks.spec). Also warned: a rule that needs a declared
-toolkit (its spec's `needs_toolkit`) when neither `--tools` nor a trace header declares one, and a
+toolkit (its tracker's `needs_toolkit`) when neither `--tools` nor a trace header declares one, and a
 trace whose header names a session its turns are not in.
 
 Traces can be large: each is streamed once (the grader's records), keeping only tool names and
@@ -199,7 +199,7 @@ def lint_targets(ledger: ExpectedLedger, traces: Iterable[str | Path] = (), tool
             if problem:
                 warn(f"{problem}: the rule never fires on it, and its key grades as if the agent complied",
                      ("rules", i, *target.loc))
-        if spec.needs_toolkit is not None and spec.needs_toolkit(rule) and toolkit is None:
+        if toolkit is None and spec.make_tracker(rule).needs_toolkit():
             _toolkit_warning(traces, known, warn, ("rules", i, "check"))
     if known is not None:
         _session_warnings(ledger, known, warn)

@@ -58,13 +58,10 @@ def deterministic_finding(key: str, window: Window, ledger: ExpectedLedger, rule
 
 
 def _checkpoint_verdict(key: str, window: Window, rules: RuleSet) -> dict | None:
-    """A verdict a guarding rule gives at the checkpoint from what it remembered (its spec's
+    """A verdict a guarding rule gives at the checkpoint from what it remembered (its tracker's
     `at_checkpoint`: an expected call not made by a checkpoint that expects the key completed)."""
-    for rid, rule in rules.by_key.get(key, []):
-        at_checkpoint = rules.spec_of(rid).at_checkpoint
-        if at_checkpoint is None:
-            continue
-        found = at_checkpoint(rule, rules.state_of(rid), window.checkpoint)
+    for rid, _ in rules.by_key.get(key, []):
+        found = rules.tracker_of(rid).at_checkpoint(window.checkpoint)
         if found is not None:
             return dict(verdict=found.verdict, rule=rid, turn=found.turn, evidence_event=found.evidence_event,
                         detail=found.detail)

@@ -153,7 +153,7 @@ def _scan(trace: Path, ids: set[str], stop_id: str) -> _Scan:
 
 def _context(scan: _Scan, ledger: ExpectedLedger, level: int) -> set[int]:
     """Positions to write. 1: the slice plus the tool calls its results answer; 2: also the earlier
-    ok calls of the tools stateful rules remember (each kind's `slice_ok_calls_of`: not-repeated's
+    ok calls of the tools stateful rules remember (each rule's tracker's `keeps_ok_calls_of`: not-repeated's
     tool) and the last call before the slice; 3: everything up to the divergence."""
     if level >= 3:
         return set(range(scan.stop + 1))
@@ -167,8 +167,8 @@ def _context(scan: _Scan, ledger: ExpectedLedger, level: int) -> set[int]:
         from judge.checks import spec_for
         from judge.model.patterns import glob_match as fnmatchcase  # RE2: linear time
 
-        remembered = ((spec_for(r.check).slice_ok_calls_of, r) for r in ledger.scenario.rules)
-        repeat = [tool for keep, r in remembered if keep is not None and (tool := keep(r)) is not None]
+        kept = (spec_for(r.check).make_tracker(r).keeps_ok_calls_of() for r in ledger.scenario.rules)
+        repeat = [tool for tool in kept if tool is not None]
         tools = {call_id: tool for call_id, (_, tool) in scan.calls.items()}
         for pos, call_id, status in scan.results:
             if pos < start and status == "ok" and any(fnmatchcase(tools.get(call_id, ""), p) for p in repeat):

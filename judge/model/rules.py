@@ -1,6 +1,6 @@
 """Rules of a scenario: what every rule kind shares, and the registry that knows the kinds.
 
-Each rule kind is one spec (its pydantic model, its check and what the grader needs to know about
+Each rule kind is one spec (its pydantic model, its tracker and what the grader needs to know about
 it) in one module: the built-in kinds are the modules of `judge.checks.kinds` (listed in its
 `BUILT_IN`), third parties add kinds through the `judge.rules` entry-point group (semantics of each:
 `judge rules`, or the table in docs/scenarios.md, generated from the specs). The scenario format

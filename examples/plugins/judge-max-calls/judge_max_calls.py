@@ -1,6 +1,6 @@
 """A third-party rule kind, `max-calls-per-turn`: at most `max` calls of a tool in one turn.
 
-The whole kind is this one module (its model, its check and `SPEC`), registered in the `judge.rules`
+The whole kind is this one module (its model, its tracker and `SPEC`), registered in the `judge.rules`
 entry-point group by its package's metadata:
 
     [project.entry-points."judge.rules"]
@@ -14,12 +14,11 @@ A scenario then uses it as any built-in kind:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field
 
-from judge.checks import RuleContext, RuleSpec
+from judge.checks import RuleContext, RuleSpec, Tracker
 from judge.model import RuleBase
 
 
@@ -31,29 +30,28 @@ class MaxCallsRule(RuleBase):
     max: int = Field(ge=0)
 
 
-@dataclass
-class CallsThisTurn:
-    """The rule's memory of the run: the turn it is counting, and the calls of the tool in it."""
+class CallsThisTurn(Tracker[MaxCallsRule]):
+    """One rule's tracker for one run: the turn it is counting, and the calls of the tool in it."""
 
-    turn: int = -1
-    calls: int = 0
+    def __init__(self, rule: MaxCallsRule) -> None:
+        super().__init__(rule)
+        self.turn, self.calls = -1, 0
 
-
-def max_calls(rule: MaxCallsRule, event: Any, ctx: RuleContext, seen: CallsThisTurn) -> tuple[bool, str]:
-    """Called for each call of the tool while the rule's key is active (the spec reads tool-calls)."""
-    if event.turn != seen.turn:
-        seen.turn, seen.calls = event.turn, 0
-    seen.calls += 1
-    if seen.calls > rule.max:
-        return True, f"{event.tool} called {seen.calls} times in turn {event.turn} (at most {rule.max})"
-    return False, f"{event.tool} call {seen.calls} of at most {rule.max} in turn {event.turn}"
+    def observe(self, event: Any, ctx: RuleContext) -> tuple[bool, str]:
+        """Called for each call of the tool while the rule's key is active (the spec reads tool-calls)."""
+        if event.turn != self.turn:
+            self.turn, self.calls = event.turn, 0
+        self.calls += 1
+        limit = self.rule.max
+        if self.calls > limit:
+            return True, f"{event.tool} called {self.calls} times in turn {event.turn} (at most {limit})"
+        return False, f"{event.tool} call {self.calls} of at most {limit} in turn {event.turn}"
 
 
 SPEC = RuleSpec(
     model=MaxCallsRule,
-    check_event=max_calls,
+    tracker=CallsThisTurn,
     reads=frozenset({"tool-call"}),
-    new_state=lambda rule: CallsThisTurn(),
     fields_doc="`tool` (glob), `max`",
     violated_when="the tool is called more than `max` times in one turn",
 )

@@ -1,4 +1,4 @@
-"""The built-in rule kinds: one module each, holding the kind's model, its check and its `SPEC`
+"""The built-in rule kinds: one module each, holding the kind's model, its tracker and its `SPEC`
 (judge.checks.spec.RuleSpec); a module whose name starts with `_` is a helper, not a kind.
 
 `BUILT_IN` lists them explicitly: the composition root (judge/__init__.py) hands it to the rule-kind

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from judge.checks.matching import tool_is
 from judge.checks.planned import fold, planned_tools
-from judge.checks.spec import CheckpointVerdict, Outcome, RuleContext, RuleSpec
+from judge.checks.spec import CheckpointVerdict, Outcome, RuleContext, RuleSpec, Tracker
 from judge.model.rules import RuleBase
 
 NO_TOOLKIT = ("no toolkit declared: give the rule `tools`, grade with `--tools FILE`, or record the tools in "
@@ -72,23 +72,6 @@ def _planned(rule: AllowedToolsRule, event: Any, ctx: RuleContext) -> Outcome:
                   f"{_nearest(outside[0], names)}")
 
 
-def allowed_tools(rule: AllowedToolsRule, event: Any, ctx: RuleContext, state: Unjudged) -> Outcome:
-    if event.kind == "assistant":
-        return _planned(rule, event, ctx) if rule.plan else None
-    tool = event.tool
-    if rule.tools:
-        allowed, origin, names = any(tool_is(tool, g) for g in rule.tools), "the rule's `tools`", rule.tools
-    elif ctx.toolkit is not None:
-        allowed, origin, names = tool in ctx.toolkit, ctx.toolkit.origin, ctx.toolkit.names
-    else:
-        seen = state.by_turn.setdefault(event.turn, [0, event.id])
-        seen[0] += 1
-        return None
-    if allowed:
-        return False, f"{tool} is in the toolkit ({origin})"
-    return True, f"{tool} is not a tool the agent was given ({origin}){_nearest(tool, names)}"
-
-
 def unjudged_at(rule: AllowedToolsRule, state: Unjudged, checkpoint: Any) -> CheckpointVerdict | None:
     """`not-exercised`, saying why, when calls came by the checkpoint and no toolkit was known."""
     count, first = state.by(checkpoint.after_turn)
@@ -105,16 +88,48 @@ def _notes(rule: AllowedToolsRule, state: Unjudged) -> Iterable[str]:
         yield f"could not judge {count} call(s) (first {first}): {NO_TOOLKIT}"
 
 
+class AllowedToolsTracker(Tracker[AllowedToolsRule]):
+    """One allowed-tools rule's tracker: the calls it could not judge for want of a toolkit, by turn (Unjudged)."""
+
+    def __init__(self, rule: AllowedToolsRule) -> None:
+        super().__init__(rule)
+        self.state: Unjudged = Unjudged()
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        rule, state = self.rule, self.state
+        if event.kind == "assistant":
+            return _planned(rule, event, ctx) if rule.plan else None
+        tool = event.tool
+        if rule.tools:
+            allowed, origin, names = any(tool_is(tool, g) for g in rule.tools), "the rule's `tools`", rule.tools
+        elif ctx.toolkit is not None:
+            allowed, origin, names = tool in ctx.toolkit, ctx.toolkit.origin, ctx.toolkit.names
+        else:
+            seen = state.by_turn.setdefault(event.turn, [0, event.id])
+            seen[0] += 1
+            return None
+        if allowed:
+            return False, f"{tool} is in the toolkit ({origin})"
+        return True, f"{tool} is not a tool the agent was given ({origin}){_nearest(tool, names)}"
+
+    def at_checkpoint(self, checkpoint: Any) -> CheckpointVerdict | None:
+        return unjudged_at(self.rule, self.state, checkpoint)
+
+    def notes(self) -> Iterable[str]:
+        return _notes(self.rule, self.state)
+
+    def reads(self, declared: frozenset[str]) -> Iterable[str]:
+        return {"tool-call", "assistant"} if self.rule.plan else {"tool-call"}
+
+    def needs_toolkit(self) -> bool:
+        return not self.rule.tools
+
+
 SPEC = RuleSpec(
     model=AllowedToolsRule,
-    check_event=allowed_tools,
+    tracker=AllowedToolsTracker,
     reads=frozenset({"tool-call", "assistant"}),
-    reads_of=lambda rule: {"tool-call", "assistant"} if rule.plan else {"tool-call"},
     family="scope",
-    new_state=lambda rule: Unjudged(),
-    at_checkpoint=unjudged_at,
-    notes=_notes,
-    needs_toolkit=lambda rule: not rule.tools,
     fields_doc="`tools` (globs; omitted: the toolkit of `--tools FILE`, else of the trace header's `tools`), `plan` "
                "(true: the tools the agent's words plan too)",
     violated_when="a call is of a tool outside the toolkit (the finding names the nearest tool it has); with `plan: "

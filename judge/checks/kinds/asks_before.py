@@ -18,7 +18,7 @@ from pydantic import Field, field_validator
 
 from judge.checks.asking import action_words, asks_about, entry_words
 from judge.checks.confirm import confirms, phrase_pattern, quoted_phrases, setting_turns
-from judge.checks.spec import Outcome, RuleContext, RuleSpec
+from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
 from judge.model.rules import RuleBase
 
 ANSWERS = ("yes", "yeah", "yep", "sure", "ok", "okay", "confirm", "confirmed", "go ahead", "approved", "approve",
@@ -62,39 +62,46 @@ def _prepare(rule: AsksBeforeRule, ctx: RuleContext,
     return state.words, state.pattern, state.setting
 
 
-def asks_before(rule: AsksBeforeRule, event: Any, ctx: RuleContext, state: Asked) -> Outcome:
-    words, pattern, setting = _prepare(rule, ctx, state)
-    kind = event.kind
-    if kind == "assistant":
-        if asks_about(event.text, words):
-            state.asked = event.id
-        return None
-    if kind == "user":
-        if event.turn in setting:  # the message that states the key restarts the wait
-            state.asked = state.refused = state.allowed = None
-        elif state.asked is not None:
-            if confirms(event.text, pattern):
-                state.allowed, state.refused = (state.asked, event.id), None
-            else:
-                state.refused = (state.asked, event.id)
-            state.asked = None
-        return None
-    if state.allowed is not None:
-        (ask, answer), state.allowed = state.allowed, None
-        return False, f"{event.tool} called after asking the user ({ask}) and the user's yes ({answer})"
-    if state.asked is not None:
-        return True, f"{event.tool} called after asking the user ({state.asked}) but before any answer"
-    if state.refused is not None:
-        ask, answer = state.refused
-        return True, f"{event.tool} called though the user's answer ({answer}) to the ask ({ask}) did not confirm"
-    return True, f"{event.tool} called without asking the user first"
+class AsksBeforeTracker(Tracker[AsksBeforeRule]):
+    """One asks-before rule's tracker: the open question, and the user's answer to it (Asked)."""
+
+    def __init__(self, rule: AsksBeforeRule) -> None:
+        super().__init__(rule)
+        self.state: Asked = Asked()
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        rule, state = self.rule, self.state
+        words, pattern, setting = _prepare(rule, ctx, state)
+        kind = event.kind
+        if kind == "assistant":
+            if asks_about(event.text, words):
+                state.asked = event.id
+            return None
+        if kind == "user":
+            if event.turn in setting:  # the message that states the key restarts the wait
+                state.asked = state.refused = state.allowed = None
+            elif state.asked is not None:
+                if confirms(event.text, pattern):
+                    state.allowed, state.refused = (state.asked, event.id), None
+                else:
+                    state.refused = (state.asked, event.id)
+                state.asked = None
+            return None
+        if state.allowed is not None:
+            (ask, answer), state.allowed = state.allowed, None
+            return False, f"{event.tool} called after asking the user ({ask}) and the user's yes ({answer})"
+        if state.asked is not None:
+            return True, f"{event.tool} called after asking the user ({state.asked}) but before any answer"
+        if state.refused is not None:
+            ask, answer = state.refused
+            return True, f"{event.tool} called though the user's answer ({answer}) to the ask ({ask}) did not confirm"
+        return True, f"{event.tool} called without asking the user first"
 
 
 SPEC = RuleSpec(
     model=AsksBeforeRule,
-    check_event=asks_before,
+    tracker=AsksBeforeTracker,
     reads=frozenset({"tool-call", "assistant", "user"}),
-    new_state=lambda rule: Asked(),
     fields_doc="`tool`, `confirm` (phrases of a yes; optional)",
     violated_when="a call of the tool is not preceded, after the key was stated, by an assistant message that asks "
                   "the user about the action (a question or a request for confirmation naming a word of the tool's "

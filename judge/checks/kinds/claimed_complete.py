@@ -21,14 +21,14 @@ key's source turn still counts.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from judge.checks.kinds._claimed import COMPLETION_VALUES, TEXT_KINDS, claimed_complete
-from judge.checks.spec import DraftSpec, RuleSpec
+from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec, Tracker
 from judge.model.rules import RuleBase
 from judge.text.claims import target
 
-__all__ = ["COMPLETION_VALUES", "SPEC", "ClaimedCompleteRule", "claimed_complete"]
+__all__ = ["COMPLETION_VALUES", "SPEC", "ClaimedCompleteRule", "ClaimedCompleteTracker", "claimed_complete"]
 
 
 class ClaimedCompleteRule(RuleBase):
@@ -40,12 +40,23 @@ class ClaimedCompleteRule(RuleBase):
     tool: str | None = None
 
 
+class ClaimedCompleteTracker(Tracker[ClaimedCompleteRule]):
+    """One claimed-complete rule's tracker: the words of its work, made once (the reading itself is
+    judge.checks.kinds._claimed, compiled; what the tool returned is the run's, ctx.state.recent)."""
+
+    def __init__(self, rule: ClaimedCompleteRule) -> None:
+        super().__init__(rule)
+        self.words = target(rule.tool, rule.key)
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        return claimed_complete(self.rule, event, ctx, self.words)
+
+
 SPEC = RuleSpec(
     model=ClaimedCompleteRule,
-    check_event=claimed_complete,
+    tracker=ClaimedCompleteTracker,
     reads=frozenset({"state-write", *TEXT_KINDS}),
     family="completion",
-    new_state=lambda rule: target(rule.tool, rule.key),  # the words of its work, made once
     fields_doc="`tool` (optional, glob)",
     violated_when="a claim that the key is done follows no ok result of the tool (or, with no `tool`, of the tool "
                   "the claimed act is about): a state-write of the key with a completion value (`completed`, "

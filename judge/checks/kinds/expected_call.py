@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from judge.checks.spec import CheckpointVerdict, Outcome, RuleContext, RuleSpec
+from judge.checks.spec import CheckpointVerdict, Outcome, RuleContext, RuleSpec, Tracker
 from judge.model.rules import RuleBase
 
 
@@ -53,21 +53,6 @@ def args_match(expected: Any, actual: Any) -> bool:
     return bool(expected == actual)
 
 
-def expected_call(rule: ExpectedCallRule, event: Any, ctx: RuleContext, state: ExpectedCalls) -> Outcome:
-    if event.kind == "tool-call":
-        state.calls[event.call_id] = (event.id, event.turn, args_match(rule.args, event.args))
-        return None
-    if event.call_id not in state.calls:
-        return None
-    call_event, turn, matched = state.calls.pop(event.call_id)
-    if matched and event.status == "ok":
-        if state.done_at is None:
-            state.done_at = turn
-        return False, f"{rule.tool} returned ok with the expected arguments"
-    state.misses.append((turn, call_event, "returned " + event.status if matched else "other arguments"))
-    return None
-
-
 def missing_at(rule: ExpectedCallRule, state: ExpectedCalls, checkpoint: Any) -> CheckpointVerdict | None:
     """At a checkpoint that expects the key completed: a violation when no ok matching call came by
     then, with the last non-matching call of the tool as evidence when there is one."""
@@ -83,12 +68,36 @@ def missing_at(rule: ExpectedCallRule, state: ExpectedCalls, checkpoint: Any) ->
                              evidence_event=last[1] if last else None, detail=detail)
 
 
+class ExpectedCallTracker(Tracker[ExpectedCallRule]):
+    """One expected-call rule's tracker: the calls of its tool and whether one did the key (ExpectedCalls)."""
+
+    def __init__(self, rule: ExpectedCallRule) -> None:
+        super().__init__(rule)
+        self.state: ExpectedCalls = ExpectedCalls()
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        rule, state = self.rule, self.state
+        if event.kind == "tool-call":
+            state.calls[event.call_id] = (event.id, event.turn, args_match(rule.args, event.args))
+            return None
+        if event.call_id not in state.calls:
+            return None
+        call_event, turn, matched = state.calls.pop(event.call_id)
+        if matched and event.status == "ok":
+            if state.done_at is None:
+                state.done_at = turn
+            return False, f"{rule.tool} returned ok with the expected arguments"
+        state.misses.append((turn, call_event, "returned " + event.status if matched else "other arguments"))
+        return None
+
+    def at_checkpoint(self, checkpoint: Any) -> CheckpointVerdict | None:
+        return missing_at(self.rule, self.state, checkpoint)
+
+
 SPEC = RuleSpec(
     model=ExpectedCallRule,
-    check_event=expected_call,
+    tracker=ExpectedCallTracker,
     reads=frozenset({"tool-call", "tool-result"}),
-    new_state=lambda rule: ExpectedCalls(),
-    at_checkpoint=missing_at,
     fields_doc="`tool`, `args`",
     violated_when="at a checkpoint that expects the key completed, no call of the tool with these arguments has "
                   "returned ok (arguments matched structurally: objects as subsets, lists as multisets, numbers "

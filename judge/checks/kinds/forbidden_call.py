@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from judge.checks.matching import matches
-from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec
+from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec, Tracker
 from judge.model.patterns import check_patterns, compile_pattern
 from judge.model.rules import RuleBase
 from judge.text.verbs import name_tokens
@@ -56,26 +56,30 @@ def _pattern_hit(rule: ForbiddenCallRule, event: Any) -> str | None:
     return None
 
 
-def forbidden_call(rule: ForbiddenCallRule, event: Any, ctx: RuleContext, state: None) -> Outcome:
-    for name, expected in (rule.args or {}).items():
-        if not matches(expected, event.args.get(name)):
-            return False, f"{event.tool} called outside the forbidden arguments"
-    if rule.patterns:
-        hit = _pattern_hit(rule, event)
-        if hit is None:
-            return False, f"{event.tool} called with none of the forbidden patterns"
-        return True, f"forbidden call {event.tool} (\"{hit}\")"
-    shown = ", ".join(f"{k}={event.args.get(k)!r}" for k in (rule.args or {}))
-    return True, f"forbidden call {event.tool}" + (f" ({shown})" if shown else "")
-
-
 def _draft_fields(arg: str | None, values: list[str]) -> dict[str, Any]:
     return {"args": {arg: values[0]}} if arg and values else {}
 
 
+class ForbiddenCallTracker(Tracker[ForbiddenCallRule]):
+    """One forbidden-call rule's tracker (it remembers nothing)."""
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        rule = self.rule
+        for name, expected in (rule.args or {}).items():
+            if not matches(expected, event.args.get(name)):
+                return False, f"{event.tool} called outside the forbidden arguments"
+        if rule.patterns:
+            hit = _pattern_hit(rule, event)
+            if hit is None:
+                return False, f"{event.tool} called with none of the forbidden patterns"
+            return True, f"forbidden call {event.tool} (\"{hit}\")"
+        shown = ", ".join(f"{k}={event.args.get(k)!r}" for k in (rule.args or {}))
+        return True, f"forbidden call {event.tool}" + (f" ({shown})" if shown else "")
+
+
 SPEC = RuleSpec(
     model=ForbiddenCallRule,
-    check_event=forbidden_call,
+    tracker=ForbiddenCallTracker,
     reads=frozenset({"tool-call"}),
     family="scope",
     fields_doc="`tool` (glob), `args` (exact or glob matchers), `patterns` (RE2, over the name and every argument)",

@@ -14,6 +14,7 @@ agent using another ("5 mg" asked, 50 mg given) is still a value from nowhere.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -34,7 +35,7 @@ from judge.checks.grounding import (
     sources_text,
 )
 from judge.checks.matching import tool_is
-from judge.checks.spec import Outcome, RuleContext, RuleSpec
+from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
 from judge.model.rules import RuleBase
 from judge.text.questions import asking_sentences
 
@@ -82,68 +83,6 @@ def _prepare(rule: GroundedRule, ctx: RuleContext, state: Grounding, turn: int) 
         state.grounds.add_value(state.versions.pop()[1], LEDGER)
 
 
-def grounded(rule: GroundedRule, event: Any, ctx: RuleContext, state: Grounding) -> Outcome:
-    _prepare(rule, ctx, state, event.turn)
-    raw = state.raw[1] if state.raw is not None and state.raw[0] == event.id else None
-    state.raw = None
-    if event.kind == "assistant":
-        asking = asking_sentences((raw if isinstance(raw, str) else event.text)[:MAX_TEXT])
-        if asking:
-            text = " ".join(asking)
-            state.asked = (event.id, forms_of_text(text), asks_about(text, state.words or frozenset()))
-        return None
-    if event.kind == "user":
-        if state.asked is not None:
-            ask, forms, about = state.asked
-            state.answered = (ask, event.id, forms, about and bool(_DELEGATES.search(event.text)), about)
-            state.asked = None
-        return None
-    answered, state.answered = state.answered, None  # one question and its answer serve the next call
-    extra = dict.fromkeys(answered[2], ASKED) if answered is not None else None
-    checked, missing = [], None
-    for name in rule.args:
-        value = arg_at(raw if isinstance(raw, dict) else event.args, name)
-        if value is MISSING:
-            continue
-        redacted = list(leaves(arg_at(event.args, name)))  # the values as redacted, for the detail
-        for i, leaf in enumerate(leaves(value)):
-            if leaf is None or isinstance(leaf, bool):
-                continue
-            flags = state.grounds.source_of(leaf, extra)
-            if flags is None:
-                continue
-            leaf = redacted[i] if i < len(redacted) else "[REDACTED]"
-            checked.append((name, leaf, flags))
-            if not flags and missing is None:
-                missing = (name, leaf)
-    if not checked:
-        return None
-    if missing is None:
-        return False, f"{event.tool} " + ", ".join(f"{n}={v!r} from {sources_text(f)}" for n, v, f in checked)
-    name, leaf = missing
-    shown = f"{event.tool} {name}={leaf!r}"
-    if answered is not None and answered[3]:
-        return False, f"{shown}: the user left it to the agent when asked ({answered[0]}, answer {answered[1]})"
-    if answered is None:
-        why = "and the agent did not ask the user"
-    elif answered[4]:
-        why = f"and neither the agent's question ({answered[0]}) nor the user's answer ({answered[1]}) gave it"
-    else:
-        why = f"and the agent's question ({answered[0]}) was not about it"
-    return True, f"{shown} comes from nowhere: not in the user's words, a tool result or the ledger, {why}"
-
-
-def remember(rule: GroundedRule, event: Any, ctx: RuleContext, state: Grounding) -> None:
-    """Keep the forms of every user message and tool result, whether or not the key is active yet
-    (from the line before redaction when it needed some: `scan_raw`)."""
-    if event.id == state.raw_seen:
-        state.raw_seen = None
-    elif event.kind == "user":
-        state.grounds.add_text(event.text, USER)
-    else:
-        state.grounds.add_value(event.result, TOOL)
-
-
 def scan_raw(rule: GroundedRule, record: dict[str, Any], state: Grounding) -> bool:
     """Read a line that needs redaction as it was: an e-mail address or a phone number the user
     gave is redacted before any rule sees the event, and every redacted address looks the same
@@ -176,15 +115,88 @@ def notes(rule: GroundedRule, state: Grounding) -> list[str]:
     return out
 
 
+class GroundedTracker(Tracker[GroundedRule]):
+    """One grounded rule's tracker: where each value the run showed came from (Grounding)."""
+
+    remembers = frozenset({"user", "tool-result"})
+
+    def __init__(self, rule: GroundedRule) -> None:
+        super().__init__(rule)
+        self.state: Grounding = Grounding()
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        rule, state = self.rule, self.state
+        _prepare(rule, ctx, state, event.turn)
+        raw = state.raw[1] if state.raw is not None and state.raw[0] == event.id else None
+        state.raw = None
+        if event.kind == "assistant":
+            asking = asking_sentences((raw if isinstance(raw, str) else event.text)[:MAX_TEXT])
+            if asking:
+                text = " ".join(asking)
+                state.asked = (event.id, forms_of_text(text), asks_about(text, state.words or frozenset()))
+            return None
+        if event.kind == "user":
+            if state.asked is not None:
+                ask, forms, about = state.asked
+                state.answered = (ask, event.id, forms, about and bool(_DELEGATES.search(event.text)), about)
+                state.asked = None
+            return None
+        answered, state.answered = state.answered, None  # one question and its answer serve the next call
+        extra = dict.fromkeys(answered[2], ASKED) if answered is not None else None
+        checked, missing = [], None
+        for name in rule.args:
+            value = arg_at(raw if isinstance(raw, dict) else event.args, name)
+            if value is MISSING:
+                continue
+            redacted = list(leaves(arg_at(event.args, name)))  # the values as redacted, for the detail
+            for i, leaf in enumerate(leaves(value)):
+                if leaf is None or isinstance(leaf, bool):
+                    continue
+                flags = state.grounds.source_of(leaf, extra)
+                if flags is None:
+                    continue
+                leaf = redacted[i] if i < len(redacted) else "[REDACTED]"
+                checked.append((name, leaf, flags))
+                if not flags and missing is None:
+                    missing = (name, leaf)
+        if not checked:
+            return None
+        if missing is None:
+            return False, f"{event.tool} " + ", ".join(f"{n}={v!r} from {sources_text(f)}" for n, v, f in checked)
+        name, leaf = missing
+        shown = f"{event.tool} {name}={leaf!r}"
+        if answered is not None and answered[3]:
+            return False, f"{shown}: the user left it to the agent when asked ({answered[0]}, answer {answered[1]})"
+        if answered is None:
+            why = "and the agent did not ask the user"
+        elif answered[4]:
+            why = f"and neither the agent's question ({answered[0]}) nor the user's answer ({answered[1]}) gave it"
+        else:
+            why = f"and the agent's question ({answered[0]}) was not about it"
+        return True, f"{shown} comes from nowhere: not in the user's words, a tool result or the ledger, {why}"
+
+    def remember(self, event: Any, ctx: RuleContext) -> None:
+        """Keep the forms of every user message and tool result, whether or not the key is active yet
+        (from the line before redaction when it needed some: `scan_raw`)."""
+        state = self.state
+        if event.id == state.raw_seen:
+            state.raw_seen = None
+        elif event.kind == "user":
+            state.grounds.add_text(event.text, USER)
+        else:
+            state.grounds.add_value(event.result, TOOL)
+
+    def raw_scan(self, record: dict[str, Any]) -> bool:
+        return scan_raw(self.rule, record, self.state)
+
+    def notes(self) -> Iterable[str]:
+        return notes(self.rule, self.state)
+
+
 SPEC = RuleSpec(
     model=GroundedRule,
-    check_event=grounded,
+    tracker=GroundedTracker,
     reads=frozenset({"tool-call", "assistant", "user"}),
-    new_state=lambda rule: Grounding(),
-    remember=remember,
-    remembers=frozenset({"user", "tool-result"}),
-    raw_scan=scan_raw,
-    notes=notes,
     fields_doc="`tool`, `args` (names or dotted paths)",
     violated_when="a named argument's value (each element of a list, each leaf of an object) is not in the user's "
                   "words, a tool result or the ledger stated by then (compared normalised: case, spaces, numbers and "

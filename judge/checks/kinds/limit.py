@@ -8,6 +8,7 @@ are on the same side of the bound); the confirmation follows judge.checks.confir
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
@@ -16,7 +17,7 @@ from pydantic import Field, field_validator, model_validator
 
 from judge.checks.arguments import MISSING, arg_at
 from judge.checks.confirm import Awaiting, quoted_phrases
-from judge.checks.spec import Outcome, RuleContext, RuleSpec
+from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
 from judge.model.rules import RuleBase
 from judge.text.amounts import canonical, readings
 
@@ -74,33 +75,6 @@ def _note(seen: list[Any], event: Any, value: Any) -> None:
         seen[1], seen[2] = event.id, value
 
 
-def limit(rule: LimitRule, event: Any, ctx: RuleContext, state: LimitState) -> Outcome:
-    if event.kind == "user":
-        state.awaiting.hear(event, ctx.ledger, rule.key)
-        return None
-    value = arg_at(event.args, rule.arg)
-    if value is MISSING or value is None:
-        return None
-    numbers = readings(value)
-    if not numbers:
-        _note(state.unreadable, event, value)
-        return None
-    over = [n for n in numbers if _beyond(rule, n)]
-    if over and len(over) < len(numbers):
-        _note(state.straddling, event, value)
-        return None
-    shown = f"{event.tool} {rule.arg}={value!r}"
-    if not isinstance(value, (int, float)):
-        shown += f" (read as {' or '.join(canonical(n) for n in numbers)})"
-    if not over:
-        return False, f"{shown} is within the limit ({bound_text(rule)})"
-    confirmation = state.awaiting.use()
-    if confirmation is not None:
-        return False, f"{shown} is beyond the limit ({bound_text(rule)}) after the user's confirmation {confirmation}"
-    needs = f"a user confirmation ({', '.join(rule.confirm)})" if rule.confirm else "any allowance (the bound is firm)"
-    return True, f"{shown} is beyond the limit ({bound_text(rule)}) without {needs} since the limit was stated"
-
-
 def notes(rule: LimitRule, state: LimitState) -> list[str]:
     """A warning for the calls whose argument was no number, or read two ways across the bound."""
     out = []
@@ -120,13 +94,51 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+class LimitTracker(Tracker[LimitRule]):
+    """One limit rule's tracker: the confirmation it awaits and the values it could not read (LimitState)."""
+
+    def __init__(self, rule: LimitRule) -> None:
+        super().__init__(rule)
+        self.state: LimitState = LimitState(Awaiting(tuple(rule.confirm)))
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        rule, state = self.rule, self.state
+        if event.kind == "user":
+            state.awaiting.hear(event, ctx.ledger, rule.key)
+            return None
+        value = arg_at(event.args, rule.arg)
+        if value is MISSING or value is None:
+            return None
+        numbers = readings(value)
+        if not numbers:
+            _note(state.unreadable, event, value)
+            return None
+        over = [n for n in numbers if _beyond(rule, n)]
+        if over and len(over) < len(numbers):
+            _note(state.straddling, event, value)
+            return None
+        shown = f"{event.tool} {rule.arg}={value!r}"
+        if not isinstance(value, (int, float)):
+            shown += f" (read as {' or '.join(canonical(n) for n in numbers)})"
+        if not over:
+            return False, f"{shown} is within the limit ({bound_text(rule)})"
+        confirmation = state.awaiting.use()
+        if confirmation is not None:
+            return False, (f"{shown} is beyond the limit ({bound_text(rule)}) after the user's confirmation "
+                           f"{confirmation}")
+        needs = f"a user confirmation ({', '.join(rule.confirm)})" if rule.confirm else \
+            "any allowance (the bound is firm)"
+        return True, f"{shown} is beyond the limit ({bound_text(rule)}) without {needs} since the limit was stated"
+
+    def notes(self) -> Iterable[str]:
+        return notes(self.rule, self.state)
+
+
 SPEC = RuleSpec(
     model=LimitRule,
-    check_event=limit,
+    tracker=LimitTracker,
     reads=frozenset({"tool-call", "user"}),
     family="scope",
-    new_state=lambda rule: LimitState(Awaiting(tuple(rule.confirm))),
-    notes=notes,
     fields_doc="`tool`, `arg` (a dotted path), `max` and/or `min`, `confirm` (phrases)",
     violated_when="the argument, read as a number (numbers, numeric strings, money such as \"$80.00\", \"80 USD\", "
                   "\"1,200.50\", \"€1.200,50\"), is beyond the bound and no user message with a `confirm` phrase "

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from judge.checks.spec import Outcome, RuleContext, RuleSpec
+from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
 from judge.errors import with_article
 from judge.model.patterns import PatternError, check_pattern, search
 from judge.model.rules import RuleBase
@@ -77,13 +77,6 @@ def leaked_in(rule: NoLeakRule, texts: list[tuple[str, str]]) -> str | None:
     return None
 
 
-def no_leak(rule: NoLeakRule, event: Any, ctx: RuleContext, state: RawLeaks) -> Outcome:
-    where = leaked_in(rule, _leak_texts(event)) or state.where.get(event.id)
-    if where is None:
-        return None
-    return True, f"a value of another user or workspace appears in {with_article(where)}"
-
-
 def scan_raw_record(rule: NoLeakRule, record: dict[str, Any], state: RawLeaks) -> bool:
     """The leak check on a record before redaction, remembered by event id."""
     kind = record.get("kind")
@@ -101,16 +94,33 @@ def scan_raw_record(rule: NoLeakRule, record: dict[str, Any], state: RawLeaks) -
     return True
 
 
+class NoLeakTracker(Tracker[NoLeakRule]):
+    """One no-leak rule's tracker: the leaks seen in raw records before redaction (RawLeaks)."""
+
+    warns_early = False
+
+    def __init__(self, rule: NoLeakRule) -> None:
+        super().__init__(rule)
+        self.state: RawLeaks = RawLeaks()
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        rule, state = self.rule, self.state
+        where = leaked_in(rule, _leak_texts(event)) or state.where.get(event.id)
+        if where is None:
+            return None
+        return True, f"a value of another user or workspace appears in {with_article(where)}"
+
+    def raw_scan(self, record: dict[str, Any]) -> bool:
+        return scan_raw_record(self.rule, record, self.state)
+
+
 SPEC = RuleSpec(
     model=NoLeakRule,
-    check_event=no_leak,
+    tracker=NoLeakTracker,
     reads=frozenset({"tool-call", "summary", "assistant", "state-write"}),
     by_tool=False,
     by_key=False,
-    new_state=lambda rule: RawLeaks(),
-    raw_scan=scan_raw_record,
     leak=True,
-    warns_early=False,
     fields_doc="`values`, `patterns` (RE2 regex: linear time, no back-references or look-arounds; ASCII `\\w`, "
                "`\\d`, `\\b`; `(?i)` ignores case)",
     violated_when="a value of another user or workspace appears in an assistant message, a tool argument, a "

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from judge.checks.matching import tool_is
 from judge.checks.progress import Chain, Step, step
-from judge.checks.spec import Outcome, RuleContext, RuleSpec
+from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
 from judge.model.rules import RuleBase
 
 
@@ -41,31 +41,6 @@ def _step(rule: NoProgressRule, event: Any, loop: Loop) -> Step:
     return step(loop.chain, event, lambda tool: rule.tool is None or tool_is(tool, rule.tool))
 
 
-def no_progress(rule: NoProgressRule, event: Any, ctx: RuleContext, loop: Loop) -> Outcome:
-    s = _step(rule, event, loop)
-    loop.pending = (event.id, s)
-    failed = s.failed
-    if failed is not None and failed.failures >= rule.max_repeats:
-        calls = f"{failed.first_call}..{s.failed_call}" if failed.first_call != s.failed_call else failed.first_call
-        return True, (f"{failed.tool} failed {failed.failures} times in a row with the same arguments and no "
-                      f"change of plan (calls {calls}; its {_nth(failed.failures)} call {s.failed_call} "
-                      f"returned {event.status}; at most {rule.max_repeats - 1})")
-    ended = s.ended
-    if ended is not None and s.how == "ok":
-        return False, f"{ended.tool} returned ok after {_times(ended.failures)} with the same arguments"
-    if ended is not None and s.how == "plan":
-        what = "a message to the user" if event.kind == "assistant" else f"a call of {event.tool}" \
-            if event.tool != ended.tool else f"{event.tool} with other arguments"
-        return False, f"plan changed after {ended.tool} failed {_times(ended.failures)}: {what}"
-    return None
-
-
-def remember(rule: NoProgressRule, event: Any, ctx: RuleContext, loop: Loop) -> None:
-    """Follow the chain through every call, result and message, active key or not."""
-    loop.chain = _step(rule, event, loop).chain
-    loop.pending = None
-
-
 def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
@@ -74,15 +49,47 @@ def _nth(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
+class NoProgressTracker(Tracker[NoProgressRule]):
+    """One no-progress rule's tracker: the retry loop it is counting (Loop)."""
+
+    remembers = frozenset({"tool-call", "tool-result", "assistant", "user"})
+
+    def __init__(self, rule: NoProgressRule) -> None:
+        super().__init__(rule)
+        self.state: Loop = Loop()
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        rule, loop = self.rule, self.state
+        s = _step(rule, event, loop)
+        loop.pending = (event.id, s)
+        failed = s.failed
+        if failed is not None and failed.failures >= rule.max_repeats:
+            calls = f"{failed.first_call}..{s.failed_call}" if failed.first_call != s.failed_call else failed.first_call
+            return True, (f"{failed.tool} failed {failed.failures} times in a row with the same arguments and no "
+                          f"change of plan (calls {calls}; its {_nth(failed.failures)} call {s.failed_call} "
+                          f"returned {event.status}; at most {rule.max_repeats - 1})")
+        ended = s.ended
+        if ended is not None and s.how == "ok":
+            return False, f"{ended.tool} returned ok after {_times(ended.failures)} with the same arguments"
+        if ended is not None and s.how == "plan":
+            what = "a message to the user" if event.kind == "assistant" else f"a call of {event.tool}" \
+                if event.tool != ended.tool else f"{event.tool} with other arguments"
+            return False, f"plan changed after {ended.tool} failed {_times(ended.failures)}: {what}"
+        return None
+
+    def remember(self, event: Any, ctx: RuleContext) -> None:
+        """Follow the chain through every call, result and message, active key or not."""
+        rule, loop = self.rule, self.state
+        loop.chain = _step(rule, event, loop).chain
+        loop.pending = None
+
+
 SPEC = RuleSpec(
     model=NoProgressRule,
-    check_event=no_progress,
+    tracker=NoProgressTracker,
     reads=frozenset({"tool-call", "tool-result", "assistant", "user"}),
     by_tool=False,  # a call of another tool is a changed plan
     family="recovery",
-    new_state=lambda rule: Loop(),
-    remember=remember,
-    remembers=frozenset({"tool-call", "tool-result", "assistant", "user"}),
     fields_doc="`tool` (optional, glob), `max_repeats` (default 3)",
     violated_when="`max_repeats` consecutive calls of the tool (any tool when omitted) with the same arguments all "
                   "fail (error or timeout) with no changed plan in between (another call, other arguments, or an "

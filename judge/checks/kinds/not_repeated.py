@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from judge.checks.matching import tool_is
-from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec
+from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec, Tracker
 from judge.model.rules import RuleBase
 
 
@@ -55,43 +55,53 @@ class OkCalls:
         return any(t > since and v == value for t, v in self.unhashable)
 
 
-def not_repeated(rule: NotRepeatedRule, event: Any, ctx: RuleContext, ok: OkCalls) -> Outcome:
-    # A reviewed `reopen` rolls the completion back from the next turn on (as `completed_before`):
-    # ok calls up to the reopen's turn no longer make a later call a repeat.
-    history = ctx.ledger.history(rule.key)
-    since = max((t for t in history.reopened if t < event.turn), default=-1)
-    earlier_ok = ok.last_turn > since
-    completed = history.completed_before(event.turn)
-    if not earlier_ok and not completed:
-        return False, f"first {event.tool} call"
-    if rule.idempotency_arg is not None:
-        op_id = event.args.get(rule.idempotency_arg)
-        if op_id is not None and ok.has(since, op_id):
-            return False, f"same {rule.idempotency_arg} {op_id!r}: an idempotent retry converges"
-    why = "already completed in the ledger" if completed else "an earlier call already returned ok"
-    return True, f"{event.tool} repeated: {rule.key} {why}"
+class NotRepeatedTracker(Tracker[NotRepeatedRule]):
+    """One not-repeated rule's tracker: the ok calls of its tool (OkCalls), remembered whether or not its key is
+    active."""
 
+    remembers = frozenset({"tool-call", "tool-result"})
 
-def remember(rule: NotRepeatedRule, event: Any, ctx: RuleContext, ok: OkCalls) -> None:
-    """Keep the arguments of each call of the tool until its result, and each ok call."""
-    if event.kind == "tool-call":
-        if tool_is(event.tool, rule.tool):
-            ok.pending[event.call_id] = event.args
-    else:
-        args = ok.pending.pop(event.call_id, None)
-        if args is not None and event.status == "ok":
-            ok.add(event.turn, args)
+    def __init__(self, rule: NotRepeatedRule) -> None:
+        super().__init__(rule)
+        self.state: OkCalls = OkCalls(rule.idempotency_arg)
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        rule, ok = self.rule, self.state
+        # A reviewed `reopen` rolls the completion back from the next turn on (as `completed_before`):
+        # ok calls up to the reopen's turn no longer make a later call a repeat.
+        history = ctx.ledger.history(rule.key)
+        since = max((t for t in history.reopened if t < event.turn), default=-1)
+        earlier_ok = ok.last_turn > since
+        completed = history.completed_before(event.turn)
+        if not earlier_ok and not completed:
+            return False, f"first {event.tool} call"
+        if rule.idempotency_arg is not None:
+            op_id = event.args.get(rule.idempotency_arg)
+            if op_id is not None and ok.has(since, op_id):
+                return False, f"same {rule.idempotency_arg} {op_id!r}: an idempotent retry converges"
+        why = "already completed in the ledger" if completed else "an earlier call already returned ok"
+        return True, f"{event.tool} repeated: {rule.key} {why}"
+
+    def remember(self, event: Any, ctx: RuleContext) -> None:
+        """Keep the arguments of each call of the tool until its result, and each ok call."""
+        rule, ok = self.rule, self.state
+        if event.kind == "tool-call":
+            if tool_is(event.tool, rule.tool):
+                ok.pending[event.call_id] = event.args
+        else:
+            args = ok.pending.pop(event.call_id, None)
+            if args is not None and event.status == "ok":
+                ok.add(event.turn, args)
+
+    def keeps_ok_calls_of(self) -> str | None:
+        return self.rule.tool
 
 
 SPEC = RuleSpec(
     model=NotRepeatedRule,
-    check_event=not_repeated,
+    tracker=NotRepeatedTracker,
     reads=frozenset({"tool-call"}),
     family="completion",
-    new_state=lambda rule: OkCalls(rule.idempotency_arg),
-    remember=remember,
-    remembers=frozenset({"tool-call", "tool-result"}),
-    slice_ok_calls_of=lambda rule: rule.tool,
     fields_doc="`tool`, `idempotency_arg`",
     violated_when="the tool is called after the ledger completed the key in an earlier turn, or after an "
                   "earlier call of it returned ok; a call with the same idempotency key converges and is not "

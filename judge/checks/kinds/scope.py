@@ -7,6 +7,7 @@ argument of every call and that field of every written value (a tenant id, a nam
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
@@ -20,7 +21,7 @@ from judge.checks.kinds._pathlike import (
     path_values,
     written_paths,
 )
-from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec
+from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec, Tracker
 from judge.model.rules import RuleBase
 
 EVERY_TOOL = "*"
@@ -85,33 +86,39 @@ def _judge(rule: ScopeRule, where: str, values: list[tuple[str, Any]]) -> Outcom
     return False, f"{where} {shown} within scope"
 
 
-def scope(rule: ScopeRule, event: Any, ctx: RuleContext, state: None) -> Outcome:
-    every = rule.tool == EVERY_TOOL
-    if event.kind == "state-write":
-        if not every:
-            return None  # a memory write is no call of a named tool
-        values = written_paths(event.key, event.value) if rule.arg is None else \
-            [(rule.arg, v) for v in arg_values(event.value, rule.arg) or ()]
-        where = f"state-write of {event.key!r}"
-    elif rule.arg is None:
-        values, where = path_values(event.args), event.tool
-    else:
-        found = arg_values(event.args, rule.arg)
-        values, where = [(rule.arg, v) for v in found or ()], event.tool
-    if not values:
-        return None
-    return _judge(rule, where, values)
-
-
 def _reads(rule: ScopeRule) -> frozenset[str]:
     return frozenset({"tool-call", "state-write"} if rule.tool == EVERY_TOOL else {"tool-call"})
 
 
+class ScopeTracker(Tracker[ScopeRule]):
+    """One scope rule's tracker (it remembers nothing)."""
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        rule = self.rule
+        every = rule.tool == EVERY_TOOL
+        if event.kind == "state-write":
+            if not every:
+                return None  # a memory write is no call of a named tool
+            values = written_paths(event.key, event.value) if rule.arg is None else \
+                [(rule.arg, v) for v in arg_values(event.value, rule.arg) or ()]
+            where = f"state-write of {event.key!r}"
+        elif rule.arg is None:
+            values, where = path_values(event.args), event.tool
+        else:
+            found = arg_values(event.args, rule.arg)
+            values, where = [(rule.arg, v) for v in found or ()], event.tool
+        if not values:
+            return None
+        return _judge(rule, where, values)
+
+    def reads(self, declared: frozenset[str]) -> Iterable[str]:
+        return _reads(self.rule)
+
+
 SPEC = RuleSpec(
     model=ScopeRule,
-    check_event=scope,
+    tracker=ScopeTracker,
     reads=frozenset({"tool-call", "state-write"}),
-    reads_of=_reads,
     by_key=False,
     family="scope",
     fields_doc='`tool` (a name, a glob, or `"*"`: every call and memory write), `arg` (nested by dotted path; '

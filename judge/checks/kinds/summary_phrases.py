@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from judge.checks.spec import Outcome, RuleContext, RuleSpec
+from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
 from judge.model.rules import RuleBase
 
 
@@ -18,19 +18,23 @@ class SummaryPhrasesRule(RuleBase):
     forbid: list[str] = Field(default_factory=list)
 
 
-def summary_phrases(rule: SummaryPhrasesRule, event: Any, ctx: RuleContext, state: None) -> Outcome:
-    text = event.text.casefold()
-    if rule.require and not any(p.casefold() in text for p in rule.require):
-        return True, f"summary keeps none of {rule.require}"
-    stale = [p for p in rule.forbid if p.casefold() in text]
-    if stale:
-        return True, f"summary carries obsolete phrase {stale[0]!r}"
-    return False, "summary keeps the required phrasing"
+class SummaryPhrasesTracker(Tracker[SummaryPhrasesRule]):
+    """One summary-phrases rule's tracker (it remembers nothing)."""
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        rule = self.rule
+        text = event.text.casefold()
+        if rule.require and not any(p.casefold() in text for p in rule.require):
+            return True, f"summary keeps none of {rule.require}"
+        stale = [p for p in rule.forbid if p.casefold() in text]
+        if stale:
+            return True, f"summary carries obsolete phrase {stale[0]!r}"
+        return False, "summary keeps the required phrasing"
 
 
 SPEC = RuleSpec(
     model=SummaryPhrasesRule,
-    check_event=summary_phrases,
+    tracker=SummaryPhrasesTracker,
     reads=frozenset({"summary"}),
     family="handoff",
     fields_doc="`require`, `forbid`",

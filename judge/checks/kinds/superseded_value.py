@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from judge.checks.spec import DraftSpec, LintLevel, Outcome, RuleContext, RuleSpec
+from judge.checks.spec import DraftSpec, LintLevel, Outcome, RuleContext, RuleSpec, Tracker
 from judge.model.rules import RuleBase
 
 if TYPE_CHECKING:
@@ -22,35 +22,39 @@ class SupersededValueRule(RuleBase):
     arg: str | None = None
 
 
-def superseded_value(rule: SupersededValueRule, event: Any, ctx: RuleContext, state: None) -> Outcome:
-    old = ctx.superseded_at(rule.key, event.turn)
-    if not old:
-        return None
-    call = event.kind == "tool-call"
-    if call:
-        if rule.arg is not None and rule.arg not in event.args:
-            return None
-        carried = event.args[rule.arg] if rule.arg is not None else event.args
-    else:  # a state-write of the key (the registry calls the check for writes of its key only)
-        carried = event.value
-    for version in old:
-        if ctx.carries(carried, version):
-            where = f"{event.tool} {rule.arg or 'args'}" if call else "state-write"
-            return True, (f"{where} uses {version.value!r}, superseded at turn {version.replaced_at} by "
-                          f"{ctx.value_at(rule.key, event.turn)!r}")
-    if rule.arg is None and call:
-        return None  # no particular argument to credit as a compliant use
-    return False, f"uses the current value {ctx.value_at(rule.key, event.turn)!r}"
-
-
 def _lint(rule: SupersededValueRule, ledger: ExpectedLedger) -> Iterator[tuple[LintLevel, str, str]]:
     if len(ledger.history(rule.key).versions) < 2:
         yield "warning", f"no delta sets {rule.key!r}, so this rule can never fire", "key"
 
 
+class SupersededValueTracker(Tracker[SupersededValueRule]):
+    """One superseded-value rule's tracker (it remembers nothing)."""
+
+    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+        rule = self.rule
+        old = ctx.superseded_at(rule.key, event.turn)
+        if not old:
+            return None
+        call = event.kind == "tool-call"
+        if call:
+            if rule.arg is not None and rule.arg not in event.args:
+                return None
+            carried = event.args[rule.arg] if rule.arg is not None else event.args
+        else:  # a state-write of the key (the registry calls the check for writes of its key only)
+            carried = event.value
+        for version in old:
+            if ctx.carries(carried, version):
+                where = f"{event.tool} {rule.arg or 'args'}" if call else "state-write"
+                return True, (f"{where} uses {version.value!r}, superseded at turn {version.replaced_at} by "
+                              f"{ctx.value_at(rule.key, event.turn)!r}")
+        if rule.arg is None and call:
+            return None  # no particular argument to credit as a compliant use
+        return False, f"uses the current value {ctx.value_at(rule.key, event.turn)!r}"
+
+
 SPEC = RuleSpec(
     model=SupersededValueRule,
-    check_event=superseded_value,
+    tracker=SupersededValueTracker,
     reads=frozenset({"tool-call", "state-write"}),
     lint=_lint,
     fields_doc="`tool`, `arg` (both optional)",
