@@ -113,7 +113,12 @@ def child(mode: str, trace: str, scenario: str, root: str) -> dict:
 
 TITLE = "Grading throughput (bench_grade.py)"
 HISTORY = ("History: issue 2 (2026-11-29) took grading from 8-13k to 52-67k ev/s and the 1M peak from 349 to "
-           "124 MB (then 66 MB with closed windows keeping only the hits the report reads); issue 15's are above.")
+           "124 MB (then 66 MB with closed windows keeping only the hits the report reads); issue 15 (2026-12-01) "
+           "to 194k/166k ev/s at 100k/1M, 2.10x/2.54x json.loads, 78 MB. Issue 42's claims reading (every "
+           "assistant message and summary read for asserted acts, 2026-12-06) took it to the `before` column "
+           "above; the 2026-12-07 changes (a compiled word class, clauses and call values read only when a claim "
+           "needs them, the rule's reading compiled) to `now`. What the claims cost: the last table, from "
+           "`--also-without claimed-complete` (this checkout, the scenario less its two claimed-complete rules).")
 
 
 # The interpreter each variant runs on: `--baseline-python` gives the baseline its own (a prefix
@@ -131,6 +136,19 @@ def run_child(mode: str, trace: Path, scenario: Path, root: Path, name: str = ""
     return result
 
 
+WITHOUT = "now without "  # a variant's name prefix: this checkout, the scenario less one rule kind
+
+
+def without(scenario: Path, check: str) -> Path:
+    """A copy of the scenario without its rules of kind `check` (beside it)."""
+    import yaml
+    raw = yaml.safe_load(scenario.read_text(encoding="utf-8"))
+    raw["rules"] = [r for r in raw.get("rules", []) if r.get("check") != check]
+    out = scenario.with_name(f"{scenario.stem}-without-{check}.yaml")
+    out.write_text(yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
+    return out
+
+
 def measure_size(n: int, plans: list[int], seed: int, repeat: int, roots: dict[str, Path]) -> dict:
     """{(variant, checkpoints): [one result per round]}: json once, then every root's grade per plan,
     the rounds interleaved; each grade carries `ratio`, its time over the json pass of its round."""
@@ -143,7 +161,8 @@ def measure_size(n: int, plans: list[int], seed: int, repeat: int, roots: dict[s
         for k in plans:
             trace, scenario = generate(n, k, seed)
             for name, root in roots.items():
-                result = run_child("grade", trace, scenario, root, name)
+                graded = without(scenario, name[len(WITHOUT):]) if name.startswith(WITHOUT) else scenario
+                result = run_child("grade", trace, graded, root, name)
                 result["ratio"] = result["seconds"] / js["seconds"]
                 rounds.setdefault((name, k), []).append(result)
     return rounds
@@ -195,6 +214,19 @@ def fmt_n(n: int) -> str:
 
 def _k(value: float) -> str:
     return f"{value / 1e3:.0f}k"
+
+
+def without_table(rows: list[dict], name: str) -> str:
+    """What one rule kind costs: this checkout's grade with and without the scenario's rules of it."""
+    check = name[len(WITHOUT):]
+    lines = ["", f"### What `{check}` costs: the same grade without the scenario's `{check}` rules", "",
+             f"| events | checkpoints | now grade s | without `{check}` s | its share of the grade | without: ratio |",
+             "|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        share = 1 - r[name]["seconds"] / r["now"]["seconds"]
+        lines.append(f"| {fmt_n(r['events'])} | {r['checkpoints']} | {r['now']['seconds']:.2f} | "
+                     f"{r[name]['seconds']:.2f} | {share:.0%} | {r[name]['ratio']:.2f}x |")
+    return "\n".join(lines)
 
 
 def tables(rows: list[dict], names: list[str], big: int) -> list[str]:
@@ -252,6 +284,9 @@ def main() -> None:
                     help="directory holding the code before (e.g. a detached worktree of the merge base)")
     ap.add_argument("--baseline-python", help="the interpreter the baseline runs on (a venv holding its compiled "
                     "modules; module docstring); default: this one, where the baseline is pure Python")
+    ap.add_argument("--also-without", metavar="CHECK",
+                    help="also grade this checkout with the scenario less its rules of this kind (e.g. "
+                         "claimed-complete), in the same rounds: what that kind costs")
     ap.add_argument("--results", action="store_true", help=f"write the section {TITLE!r} of RESULTS.md")
     ap.add_argument("--child", nargs=4, metavar=("MODE", "TRACE", "SCENARIO", "ROOT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -271,6 +306,8 @@ def main() -> None:
         roots = {"before": args.baseline.resolve(), **roots}
     if args.baseline_python:
         PYTHONS["before"] = args.baseline_python
+    if args.also_without:
+        roots[WITHOUT + args.also_without] = args.root.resolve()
     info = machine()
     load_start = os.getloadavg()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -292,7 +329,7 @@ def main() -> None:
             print(f"  {fmt_n(n)} x {k} checkpoints: " + "; ".join(
                 f"{name} {_k(row[name]['events_per_s'])} ev/s, {row[name]['ratio']:.2f}x json, "
                 f"{row[name]['peak_rss_mb']:.0f} MB" for name in roots), flush=True)
-            divergences = {row[name]["first_divergence"] for name in roots}
+            divergences = {row[name]["first_divergence"] for name in roots if not name.startswith(WITHOUT)}
             if len(divergences) != 1:
                 raise SystemExit(f"the variants disagree on the first divergence: {divergences}")
     load_end = os.getloadavg()
@@ -308,10 +345,12 @@ def main() -> None:
 def section(args, info: dict, roots: dict[str, Path], rows: list[dict], big: int, started: str,
             loads: tuple) -> list[str]:
     (l1, l5, _), (e1, e5, _) = loads
-    names = list(roots)
+    names = [name for name in roots if not name.startswith(WITHOUT)]
+    others = [name for name in roots if name.startswith(WITHOUT)]
     command = ("`.venv/bin/python benchmarks/bench_grade.py"
                + (" --baseline BASE" if args.baseline else "")
                + (" --baseline-python BASE_VENV/bin/python" if args.baseline_python else "")
+               + (f" --also-without {args.also_without}" if args.also_without else "")
                + (" --quick" if args.quick else "")
                + f" --repeat {args.repeat} --results`")
     lines = [
@@ -336,6 +375,7 @@ def section(args, info: dict, roots: dict[str, Path], rows: list[dict], big: int
                                   for name in names) + ".",
         "",
         *tables(rows, names, big),
+        *(without_table(rows, name) for name in others),
         "",
         HISTORY,
     ]
