@@ -363,3 +363,32 @@ def test_a_plugin_importer_from_an_entry_point_imports(tmp_path):
     assert "lines" in helped.stdout and "role-prefixed lines" in helped.stdout
     example = _judge("import", "lines", "-h", env_extra=env)
     assert "judge import lines chat.txt -o run.jsonl" in example.stdout
+
+
+OLD_HOOK_PLUGIN = '''
+from typing import Literal
+
+from judge.checks import RuleSpec
+from judge.model.rules import RuleBase
+
+
+class CountedRule(RuleBase):
+    check: Literal["counted"]
+
+
+SPEC = RuleSpec(model=CountedRule, reads=frozenset({"tool-call"}), fields_doc="", violated_when="never",
+                check_event=lambda rule, event, ctx, state: None, remember=lambda rule, event, ctx, state: None,
+                remembers=frozenset({"tool-call"}))
+'''
+
+
+def test_a_plugin_passing_a_removed_hook_is_one_line_naming_the_tracker(tmp_path):
+    # A kind written before the trackers (RuleSpec's `remember`, `remembers`): exit 2, one line that
+    # says what answers those hooks now, not dataclass's "unexpected keyword".
+    env = _plugin(tmp_path, "counted_kind", "judge.rules", "counted = counted_kind:SPEC", OLD_HOOK_PLUGIN)
+    result = _judge("lint", "docs/tour/scenario.yaml", env_extra=env)
+    assert result.returncode == 2, result.stdout + result.stderr
+    line = result.stderr.strip()
+    assert len(line.splitlines()) == 1 and "Traceback" not in line
+    assert "RuleSpec no longer takes remember, remembers" in line
+    assert "Tracker.remember" in line and "A rule kind of your own" in line

@@ -80,6 +80,14 @@ class DraftSpec:
     needs_arg_and_values: bool = False
 
 
+REMOVED_HOOKS = {
+    "remember": "Tracker.remember", "remembers": "Tracker.remembers", "at_checkpoint": "Tracker.at_checkpoint",
+    "slice_ok_calls_of": "Tracker.keeps_ok_calls_of", "raw_scan": "Tracker.raw_scan", "notes": "Tracker.notes",
+    "reads_of": "Tracker.reads", "needs_toolkit": "Tracker.needs_toolkit", "warns_early": "Tracker.warns_early",
+}
+"""The kind-named hooks RuleSpec took before the trackers, and what answers each now."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class RuleSpec(Generic[R]):
     """One rule kind: everything the grader, lint, drafts, reports and docs need to know about it,
@@ -110,6 +118,16 @@ class RuleSpec(Generic[R]):
     position: int = 1000
     """Where the kind sorts among the others (the union, schemas and tables): built-in kinds keep
     the order they were added in; a plug-in sorts after them by default."""
+
+    def __new__(cls, *args: Any, **fields: Any) -> RuleSpec[Any]:
+        # A plug-in written before the trackers may still pass a removed hook: say what replaced it
+        # (dataclass's own error would only call the keyword unexpected).
+        removed = sorted(fields.keys() & REMOVED_HOOKS.keys())
+        if removed:
+            instead = "; ".join(f"`{name}` -> {REMOVED_HOOKS[name]}" for name in removed)
+            raise TypeError(f"RuleSpec no longer takes {', '.join(removed)}: a kind's tracker (judge.checks.Tracker) "
+                            f"answers it now ({instead}; docs/scenarios.md, \"A rule kind of your own\")")
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
         if (self.tracker is None) == (self.check_event is None):
