@@ -112,8 +112,11 @@ def main() -> None:
     args = ap.parse_args()
     sys.path.insert(0, str(HERE))
     from _results import quick_defaults, run_kind, write_section
+    given = args.rounds
     quick_defaults(args, {"rounds": 2}, {"rounds": 5})
     kind = run_kind(args.quick, "2 rounds", "5 rounds")
+    if given is not None:  # the rounds asked for, not the default's
+        kind = f"**Run:** {given} round{'s' if given != 1 else ''} (`--rounds {given}`); the full run measures 5 rounds."
     roots = {"now": (ROOT, sys.executable)}
     if args.against:
         roots = {"before": (args.against.resolve(), args.against_python or sys.executable), **roots}
