@@ -24,6 +24,19 @@ def spent(usage: dict) -> str:
     return said
 
 
+def rows(judges, total: int, metrics: tuple[str, ...], digits: int) -> list[str]:
+    """A table row per (title, figures, judge errors): scored of `total`, the errors, each metric's
+    interval (figures None: nothing scored)."""
+    out = []
+    for title, figures, errors in judges:
+        if figures is None:
+            out.append(f"| {title} | 0 / {total} | {errors} | " + " | ".join("-" for _ in metrics) + " |")
+        else:
+            out.append(f"| {title} | {figures['n']} / {total} | {errors} | "
+                       + " | ".join(cell(figures[m], digits=digits) for m in metrics) + " |")
+    return out
+
+
 def report(record: dict) -> str:
     """The RESULTS.md section's body, from a run's record alone (what --out writes): rerendered by the
     test that checks RESULTS.md against the committed record."""
@@ -47,14 +60,9 @@ def report(record: dict) -> str:
                   f"{spent(labels['usage'])}):", "",
                   "| judge | scored / cases | judge errors | accuracy | Cohen's kappa | F1 (violated) |",
                   "|---|---:|---:|---|---|---|"]
-        for title, figures, errors in ((f"**{name}**", labels["llm"], labels["errors"]),
-                                       ("`local` (stored verdicts, same cases; not held out for it)", labels["local"], 0),
-                                       ("always `upheld`", labels["upheld"], 0)):
-            if figures is None:
-                lines.append(f"| {title} | 0 / {labels['cases']} | {errors} | - | - | - |")
-                continue
-            lines.append(f"| {title} | {figures['n']} / {labels['cases']} | {errors} | {cell(figures['accuracy'])} | "
-                         f"{cell(figures['kappa'])} | {cell(figures['f1'])} |")
+        lines += rows(((f"**{name}**", labels["llm"], labels["errors"]),
+                       ("`local` (stored verdicts, same cases; not held out for it)", labels["local"], 0),
+                       ("always `upheld`", labels["upheld"], 0)), labels["cases"], ("accuracy", "kappa", "f1"), 2)
         lines.append("")
     if rjudge is not None and rjudge["records"]:
         cut = "" if rjudge["records"] == rjudge["drawn"] else \
@@ -64,14 +72,9 @@ def report(record: dict) -> str:
                   f"{rjudge['unsafe']} unsafe; {spent(rjudge['usage'])}):", "",
                   "| judge | scored / records | judge errors | F1 (unsafe), % | recall, % | specificity, % |",
                   "|---|---:|---:|---|---|---|"]
-        for title, figures, errors in ((f"**{name}**", rjudge["llm"], rjudge["errors"]),
-                                       ("`local` (same records)", rjudge["local"], 0),
-                                       ("always unsafe", rjudge["unsafe_always"], 0)):
-            if figures is None:
-                lines.append(f"| {title} | 0 / {rjudge['records']} | {errors} | - | - | - |")
-                continue
-            lines.append(f"| {title} | {figures['n']} / {rjudge['records']} | {errors} | {cell(figures['f1'], digits=1)} "
-                         f"| {cell(figures['recall'], digits=1)} | {cell(figures['specificity'], digits=1)} |")
+        lines += rows(((f"**{name}**", rjudge["llm"], rjudge["errors"]), ("`local` (same records)", rjudge["local"], 0),
+                       ("always unsafe", rjudge["unsafe_always"], 0)), rjudge["records"],
+                      ("f1", "recall", "specificity"), 1)
         from rjudge_local import PUBLISHED
 
         lines += [f"| {model} (published, all 564, no interval) | 564 | - | {f1} | - | - |" for model, f1, _, _ in PUBLISHED]
