@@ -42,7 +42,8 @@ CLI = "import sys; from judge.cli import main; sys.argv[0] = 'judge'; main()"
 PARTS = {"the interpreter alone": "pass",
          "tiktoken's o200k_base encoding, loaded (judge.judges.tokens)": "from judge.judges import tokens; tokens._encoding()",
          "the price table, read (judge.judges.prices)": "from judge.judges import prices; prices.table()",
-         "the calibration record lookup's imports (calibration.store)": "import calibration.store",
+         "the calibration record lookup's imports (calibration.lookup; calibration.store loads a matching record)":
+             "import calibration.lookup",
          "the HTTP client (httpx, h2)": "import httpx, h2.connection",
          "the LLM judge's modules (judge.judges.llm: prompts, schema, client)": "import judge.judges.llm",
          "litellm (the code before imported it; the litellm and instructor paths still do)":

@@ -164,3 +164,25 @@ def test_the_encoding_loads_offline_and_without_litellm():
                          env={**env, "HF_HUB_OFFLINE": "1"}, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [expected, []]
+
+
+def test_the_encoding_is_read_as_tiktoken_reads_it_and_tiktoken_is_left_as_it_is(tmp_path):
+    """tokens._encoding_args runs tiktoken's own constructor with a faster parse of the same file:
+    the same ranks, split pattern and special tokens as tiktoken's loader, and tiktoken's module keeps
+    its loader (the constructor is run as a copy)."""
+    import tiktoken
+    import tiktoken_ext.openai_public as public
+    from tiktoken.load import load_tiktoken_bpe
+
+    tokens._encoding()  # points tiktoken at the files litellm ships
+    ours = tokens._encoding_args()
+    theirs = public.o200k_base()
+    assert public.load_tiktoken_bpe is load_tiktoken_bpe
+    assert len(ours["mergeable_ranks"]) == len(theirs["mergeable_ranks"]) > 199_000
+    assert ours == theirs
+    encoding = tiktoken.get_encoding("o200k_base")
+    assert tokens._encoding()._pat_str == encoding._pat_str
+    bad = tmp_path / "bad.tiktoken"
+    bad.write_bytes(b"IQ== 0\nIg==\n")  # a line without its rank
+    with pytest.raises(ValueError, match="not a tiktoken rank file"):
+        tokens.read_ranks(str(bad))

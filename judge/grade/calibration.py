@@ -75,17 +75,22 @@ def calibration_state(fingerprint: JudgeFingerprint | dict[str, Any], directory:
     """The current record of judge `name` (matching its fingerprint, judge.model.JudgeFingerprint,
     and, when `labels` exists, the label set's sha256), else the reasons its calibration is stale.
     Records are matched on the fingerprint's JSON, exactly the fields the judge's backend sets."""
-    from calibration import find_record, load_record, stale_reasons
+    # calibration.lookup reads the records' heads: a judge with no record of its own (an LLM judge
+    # beside the shipped `local` record) never imports numpy and the record models.
+    from calibration.lookup import find_record_path, read_head, stale_reasons
 
     fingerprint = as_fingerprint(fingerprint, judge=name).dump()
     sha = labels_sha(labels) if labels is not None and labels.exists() else None
-    record = find_record(directory, fingerprint, sha)
-    if record is not None:
+    found = find_record_path(directory, fingerprint, sha)
+    if found is not None:
+        from calibration.store import load_record
+
+        record = load_record(found)
         return CalibrationState(record=record, path=directory / f"{record.name}.json")
     path = directory / f"{name}.json"
     if not path.exists():
         return CalibrationState(stale_reasons=[f"no calibration record for judge {name!r} in {directory}"])
-    return CalibrationState(stale_reasons=stale_reasons(load_record(path), fingerprint, sha)
+    return CalibrationState(stale_reasons=stale_reasons(read_head(path), fingerprint, sha)
                             or ["no record matches this fingerprint"])
 
 

@@ -68,7 +68,37 @@ def _encoding() -> Any:
     folder = bundled_tokenizers()
     if folder is not None:  # what litellm's import does: tiktoken reads the bundled files, offline
         os.environ["TIKTOKEN_CACHE_DIR"] = os.environ.get("CUSTOM_TIKTOKEN_CACHE_DIR") or str(folder)
-    return tiktoken.get_encoding(ENCODING)
+    try:
+        return tiktoken.Encoding(**_encoding_args())
+    except (AttributeError, ImportError, TypeError, ValueError):  # another tiktoken's layout: its own way
+        return tiktoken.get_encoding(ENCODING)
+
+
+def _encoding_args() -> dict[str, Any]:
+    """The arguments of tiktoken's encoding: tiktoken's own constructor of it (tiktoken_ext.openai_public:
+    the file's address and sha256, the split pattern, the special tokens), run with `read_ranks` for
+    tiktoken's loader. tiktoken parses the file's 200k lines one Python call each (~0.2 CPU-s); the
+    constructor is copied with other globals, so tiktoken's module is left as it is."""
+    from types import FunctionType
+
+    import tiktoken_ext.openai_public as public
+
+    constructor = getattr(public, ENCODING)
+    args: dict[str, Any] = FunctionType(constructor.__code__, {**vars(public), "load_tiktoken_bpe": read_ranks})()
+    return args
+
+
+def read_ranks(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
+    """tiktoken.load.load_tiktoken_bpe's result (a token's bytes -> its rank), read by whole-file calls
+    in C: the file is `base64 rank` lines, read and checked against its sha256 by tiktoken."""
+    from binascii import a2b_base64
+
+    from tiktoken.load import read_file_cached
+
+    fields = read_file_cached(path, expected_hash).split()
+    if len(fields) % 2:
+        raise ValueError(f"not a tiktoken rank file: {path}")
+    return dict(zip(map(a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
 def _encode_count(text: str) -> int:
