@@ -26,17 +26,21 @@ one of `-_ ./:` or nothing at a letter/digit change; the longest name starting a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import unicodedata
 from collections.abc import Iterable
+from contextlib import suppress
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
 
+from judge.model.atomic import write_atomic
 from judge.trace.normal import fold
 
 MASK = "[model]"
+_MAP_FILE = "model_prices_and_context_window_backup.json"  # litellm's model map, in its package folder
 WORDS_FILE = Path(__file__).with_name("data") / "model_words.txt"
 _END = ""  # the trie key that marks the end of a name
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
@@ -75,7 +79,7 @@ def litellm_names() -> tuple[set[str], set[str]]:
     spec = find_spec("litellm")
     if spec is None or spec.origin is None:
         return set(), set()
-    path = Path(spec.origin).with_name("model_prices_and_context_window_backup.json")
+    path = Path(spec.origin).with_name(_MAP_FILE)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -108,7 +112,62 @@ def _add(trie: Trie, tokens: tuple[str, ...]) -> None:
 
 @lru_cache(maxsize=1)
 def base_trie() -> Trie:
-    """Every name masked in every request (the list above, without the candidate's own names)."""
+    """Every name masked in every request (the list above, without the candidate's own names).
+
+    Built once per machine: reading litellm's map and the list costs ~0.05-0.09 CPU-s, which every
+    grade with a judge paid. The trie is kept in the cache folder as JSON (`blinding/`, ~70 kB), under
+    the sha256 of what it is built from: the map file's path, size and modification time, the word
+    list and this module's code. A stored trie that cannot be read or is not a trie is built again; one
+    that cannot be written is not kept (no error either way)."""
+    path = _stored_trie_path()
+    stored = _read_trie(path) if path is not None else None
+    if stored is not None:
+        return stored
+    trie = _build_base_trie()
+    if path is not None:
+        with suppress(OSError):
+            write_atomic(path, json.dumps(trie, ensure_ascii=False, separators=(",", ":")))
+    return trie
+
+
+_STORED_LIMIT = 8 << 20  # bytes of a stored trie read (the built one is ~70 kB)
+
+
+def _stored_trie_path() -> Path | None:
+    from judge.errors import ConfigError
+    from judge.judges.cache import default_cache_dir
+
+    try:
+        root = default_cache_dir()
+    except ConfigError:  # a cache folder that is no folder: the grade says so where it opens the cache
+        return None
+    spec = find_spec("litellm")
+    source = Path(spec.origin).with_name(_MAP_FILE) if spec is not None and spec.origin else None
+    try:
+        stat = source.stat() if source is not None else None
+        key = hashlib.sha256(json.dumps([str(source), stat and (stat.st_size, stat.st_mtime_ns)]).encode()
+                             + WORDS_FILE.read_bytes() + Path(__file__).read_bytes()).hexdigest()
+    except OSError:
+        return None
+    return root / "blinding" / f"base-trie-{key[:32]}.json"
+
+
+def _read_trie(path: Path) -> Trie | None:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(_STORED_LIMIT + 1)
+        trie = json.loads(data) if len(data) <= _STORED_LIMIT else None
+    except (OSError, ValueError, RecursionError):
+        return None
+    return trie if isinstance(trie, dict) and _is_trie(trie) else None
+
+
+def _is_trie(node: dict[str, object]) -> bool:
+    return all(isinstance(value, dict) and _is_trie(value) if key != _END else value is True
+               for key, value in node.items())
+
+
+def _build_base_trie() -> Trie:
     mask, keep = _word_lists()
     models, providers = litellm_names()
     trie: Trie = {}
