@@ -202,8 +202,6 @@ class SnapshotLike(EventLike, Protocol):
 
 AnyEventLike = UserLike | AssistantLike | ToolCallLike | ToolResultLike | StateWriteLike | SummaryLike | SnapshotLike
 """An event of any kind, as the view of its kind: narrowed by `event.kind == ...`."""
-TextLike = UserLike | AssistantLike | SummaryLike
-"""An event with a `text` said by someone: a user or assistant message, or a summary."""
 
 
 def is_tool_call(event: EventLike) -> TypeGuard[ToolCallLike]:
