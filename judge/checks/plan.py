@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from judge.checks.confirm import confirms, phrase_pattern
 from judge.checks.instructions import hear_instructions, hear_links, step_follows_instruction, step_reads_link
@@ -77,7 +77,7 @@ def hear(event: UserLike, state: Plan) -> None:
     state.step = (event.id, text)
 
 
-PlanEvent = ToolCallLike | ToolResultLike | UserLike | AssistantLike | SnapshotLike
+PlanEvent: TypeAlias = ToolCallLike | ToolResultLike | UserLike | AssistantLike | SnapshotLike
 """What a plan-mode rule reads (AuthorisedTracker.reads); without plan mode, only calls and user messages."""
 
 HARNESS = "harness"

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeAlias, cast
 
 from judge.checks.matching import tool_is
 from judge.model.event_view import AssistantLike, ToolCallLike, ToolResultLike, UserLike
@@ -40,7 +40,7 @@ DEFAULT_LOOP = 3
 End = Literal["ok", "plan", "user"]
 
 
-ProgressEvent = ToolCallLike | ToolResultLike | AssistantLike | UserLike
+ProgressEvent: TypeAlias = ToolCallLike | ToolResultLike | AssistantLike | UserLike
 """What moves a retry chain: calls, results and messages (judge.checks.rules feeds RunProgress these)."""
 
 
