@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, Typ
 from judge.model.rules import RuleBase
 
 if TYPE_CHECKING:
-    from judge.checks.rules import RunState
     from judge.ledger import ExpectedLedger
     from judge.ledger.reducer import Version
     from judge.model import Checkpoint
@@ -49,7 +48,7 @@ class RuleContext(Protocol):
     """What a tracker may read about the run so far (judge.checks.rules.RuleSet implements it)."""
 
     ledger: ExpectedLedger
-    state: RunState  # calls, last tool called, last status per tool, recent results
+    state: Any  # judge.checks.rules.RunState (typed Any: rules imports this module, and no circle is allowed)
     toolkit: Toolkit | None  # the tools the agent was given (--tools, else the run header's); None: unknown
 
     def superseded_at(self, key: str, turn: int) -> list[Version]: ...
