@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judge.checks.matching import json_leaves
+from judge.model.event_view import ToolResultLike
 from judge.model.patterns import compile_pattern
 from judge.text.lexicon import STOPWORDS
 
@@ -154,7 +155,7 @@ def _email_groups(by: str, result: Any) -> Iterator[Group]:
             yield Group(by, "e-mail", tuple(a for a, _ in found), tuple(w for _, w in found))
 
 
-def hear_result(event: Any, state: Candidates) -> None:
+def hear_result(event: ToolResultLike, state: Candidates) -> None:
     """Remember the candidate groups an ok tool result offers."""
     if event.status != "ok" or event.result is None:
         return

@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from judge.model.event_view import UserLike
 from judge.text.lazy_regex import lazy
 from judge.text.questions import is_question, sentences
 
@@ -182,7 +183,7 @@ class Awaiting:
     setting: frozenset[int] | None = None
     pending: str | None = None
 
-    def hear(self, event: Any, ledger: Any, key: str) -> None:
+    def hear(self, event: UserLike, ledger: Any, key: str) -> None:
         """Read one user message: a confirmation is kept until `use`; the message of a turn that
         stated or set the key confirms nothing and drops what was pending (it restates the rule)."""
         if self.setting is None:

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from judge.checks.matching import json_leaves
+from judge.model.event_view import ToolResultLike
 from judge.model.patterns import compile_pattern
 
 INSTRUCTION = (r"(?i)(?:ignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier) instructions|"
@@ -48,7 +49,7 @@ def _text(result: Any) -> str:
     return text[:MAX_RESULT_CHARS]
 
 
-def hear_instructions(event: Any, state: Any) -> None:
+def hear_instructions(event: ToolResultLike, state: Any) -> None:
     """Remember the instruction sentences of a tool result (event id, sentence lowercased)."""
     if event.result is None:
         return
@@ -68,7 +69,7 @@ def _strings(value: Any) -> Iterator[str]:
     return (item for item in json_leaves(value) if isinstance(item, str))
 
 
-def hear_links(event: Any, state: Any) -> None:
+def hear_links(event: ToolResultLike, state: Any) -> None:
     """Remember the hosts of the links a tool result gives inside a sentence (event id, host, url)."""
     if event.result is None:
         return

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from judge.checks.confirm import confirms, phrase_pattern
 from judge.checks.instructions import hear_instructions, hear_links, step_follows_instruction, step_reads_link
 from judge.checks.spec import Outcome, RuleContext
+from judge.model.event_view import AssistantLike, SnapshotLike, ToolCallLike, ToolResultLike, UserLike
 from judge.text.serves import act_of, best_request
 from judge.text.verbs import name_tokens
 
@@ -62,7 +63,7 @@ def _permitted(rule: Any, ctx: RuleContext, turn: int) -> bool:
     return history.is_active(turn) and history.status_at(turn) != "revoked"
 
 
-def hear(event: Any, state: Plan) -> None:
+def hear(event: UserLike, state: Plan) -> None:
     """Remember a user message as a request; a reply that confirms also adopts the agent's last
     proposal as a request of its own (benchmarks/plan_fit.py hears the records the same way)."""
     text = (event.text or "")[:MAX_REQUEST_CHARS]
@@ -75,6 +76,9 @@ def hear(event: Any, state: Plan) -> None:
     state.proposal = None
     state.step = (event.id, text)
 
+
+PlanEvent: TypeAlias = ToolCallLike | ToolResultLike | UserLike | AssistantLike | SnapshotLike
+"""What a plan-mode rule reads (AuthorisedTracker.reads); without plan mode, only calls and user messages."""
 
 HARNESS = "harness"
 """The `ref` of an imported harness text (judge.trace.agent_records); its `state.step` is its step prompt."""
@@ -91,14 +95,14 @@ def names_tool(text: str, tool: str) -> bool:
     return any(words[i:i + size] == wanted for i in range(len(words) - size + 1))
 
 
-def _step_names(event: Any, ctx: RuleContext, state: Plan) -> Outcome:
+def _step_names(event: ToolCallLike, ctx: RuleContext, state: Plan) -> Outcome:
     toolkit = ctx.toolkit
     if toolkit is None or event.tool not in toolkit or state.step is None or not names_tool(state.step[1], event.tool):
         return None
     return False, f"{event.tool} is in the toolkit and the current step {state.step[0]} names it"
 
 
-def _step_follows_instruction(event: Any, state: Plan) -> Outcome:
+def _step_follows_instruction(event: ToolCallLike, state: Plan) -> Outcome:
     requests = [text for _, text in state.requests]
     found = step_follows_instruction(event.args, state.instructions, requests)
     if found is not None:
@@ -113,7 +117,7 @@ def _step_follows_instruction(event: Any, state: Plan) -> Outcome:
     return None
 
 
-def plan_check(rule: Any, event: Any, ctx: RuleContext, state: Plan) -> Outcome:
+def plan_check(rule: Any, event: PlanEvent, ctx: RuleContext, state: Plan) -> Outcome:
     """The plan-mode check of one event (user and assistant messages and the instructions inside
     tool results are remembered, calls judged)."""
     if event.kind == "tool-result":

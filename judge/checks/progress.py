@@ -29,14 +29,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias, cast
 
 from judge.checks.matching import tool_is
+from judge.model.event_view import AssistantLike, ToolCallLike, ToolResultLike, UserLike
 
 DEFAULT_LOOP = 3
 """Identical failing calls that make a retry loop of a tool no `no-progress` rule governs."""
 
 End = Literal["ok", "plan", "user"]
+
+
+ProgressEvent: TypeAlias = ToolCallLike | ToolResultLike | AssistantLike | UserLike
+"""What moves a retry chain: calls, results and messages (judge.checks.rules feeds RunProgress these)."""
 
 
 @dataclass(slots=True)
@@ -66,30 +71,34 @@ class Step:
     failed_call: str | None = None
 
 
-def step(chain: Chain | None, event: Any, follows: Callable[[str], bool]) -> Step:
+def step(chain: Chain | None, event: ProgressEvent, follows: Callable[[str], bool]) -> Step:
     """The chain after `event`; `follows(tool)`: whether a call of that tool starts a chain."""
+    # `kind` is read once (compiled, on every event), so each branch casts the event to its kind's
+    # view: mypy narrows on `event.kind == ...`, not on a name bound to it. A cast costs nothing.
     kind = event.kind
     if kind == "tool-call":
-        if chain is not None and chain.tool == event.tool and chain.args == event.args:
-            return Step(Chain(chain.tool, chain.args, chain.first_call, event.id, chain.calls + 1,
-                              chain.failures, chain.pending + ((event.call_id, event.id),)))
-        started = Chain(event.tool, event.args, event.id, event.id, pending=((event.call_id, event.id),)) \
-            if follows(event.tool) else None
+        made = cast(ToolCallLike, event)
+        if chain is not None and chain.tool == made.tool and chain.args == made.args:
+            return Step(Chain(chain.tool, chain.args, chain.first_call, made.id, chain.calls + 1,
+                              chain.failures, chain.pending + ((made.call_id, made.id),)))
+        started = Chain(made.tool, made.args, made.id, made.id, pending=((made.call_id, made.id),)) \
+            if follows(made.tool) else None
         return Step(started, *_ended(chain, "plan"))
     if kind == "tool-result":
         if chain is None:
             return Step(None)
-        call_id = event.call_id
+        result = cast(ToolResultLike, event)
+        call_id = result.call_id
         call = next((c for c in chain.pending if c[0] == call_id), None)
         if call is None:
             return Step(chain)
         rest = tuple(c for c in chain.pending if c[0] != call_id)
-        failures = chain.failures + (event.status != "ok")
+        failures = chain.failures + (result.status != "ok")
         counted = Chain(chain.tool, chain.args, chain.first_call, chain.last_call, chain.calls, failures, rest)
-        if event.status == "ok":
+        if result.status == "ok":
             return Step(None, *_ended(counted, "ok"))
         return Step(counted, failed=counted, failed_call=call[1])
-    if kind == "assistant" and (event.text or "").strip():
+    if kind == "assistant" and (cast(AssistantLike, event).text or "").strip():
         return Step(None, *_ended(chain, "plan"))
     if kind == "user":
         return Step(None, *_ended(chain, "user"))
@@ -130,25 +139,27 @@ class RunProgress:
         # result (a later call replaces it: results of earlier calls in flight are not followed).
         self._call: tuple[str, Any, str, str] | None = None
 
-    def observe(self, event: Any, hits: list[Any]) -> None:
+    def observe(self, event: ProgressEvent, hits: list[Any]) -> None:
         """One event and the rules' hits on it."""
         chain = self.chain
         if chain is None:  # the common case: the latest call, as a tuple, until its result fails
-            kind = event.kind
+            kind = event.kind  # read once: each branch casts, as in `step`
             if kind == "tool-call":
-                self._call = (event.tool, event.args, event.call_id, event.id)
+                made = cast(ToolCallLike, event)
+                self._call = (made.tool, made.args, made.call_id, made.id)
                 return
             call = self._call
             if call is None:
                 return
             if kind != "tool-result":
-                if kind == "user" or (kind == "assistant" and (event.text or "").strip()):
+                if kind == "user" or (kind == "assistant" and (cast(AssistantLike, event).text or "").strip()):
                     self._call = None
                 return
-            if event.call_id != call[2]:
+            result = cast(ToolResultLike, event)
+            if result.call_id != call[2]:
                 return
             self._call = None
-            if event.status == "ok":
+            if result.status == "ok":
                 return
             chain = Chain(call[0], call[1], call[3], call[3], pending=((call[2], call[3]),))
         s = step(chain, event, _any_tool)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from judge.ledger import ExpectedLedger
+from judge.model.event_view import AnyEventLike, UserLike
 from judge.text import cues
 from judge.text.lexicon import STOPWORDS
 
@@ -34,7 +35,7 @@ class Restatements:
                          if d.source == "user" and d.op in ("add", "set")}
         self._prepared: dict[str, tuple[Any, list[tuple[Any, frozenset[str] | None]]]] = {}
 
-    def observe(self, event: Any, index: int, hits: list[Any]) -> None:
+    def observe(self, event: AnyEventLike, index: int, hits: list[Any]) -> None:
         """One event: a violated hit starts watching its key, a compliant hit on an event that broke
         no rule stops it; a user message is checked against the watched keys."""
         if hits:
@@ -53,7 +54,7 @@ class Restatements:
                 seen.append((index, event.id))
                 del seen[:-KEEP]
 
-    def restates(self, event: Any, key: str, said: _Said | None = None) -> bool:
+    def restates(self, event: UserLike, key: str, said: _Said | None = None) -> bool:
         """Whether a user message restates the key at its turn (module docstring)."""
         if (key, event.turn) in self._by_user:
             return True

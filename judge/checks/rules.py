@@ -11,12 +11,12 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from msgspec import Struct
 
 from judge.checks.matching import Carrier, tool_is
-from judge.checks.progress import RunProgress
+from judge.checks.progress import ProgressEvent, RunProgress
 from judge.checks.recent import RecentCalls
 from judge.checks.registry import specs
 from judge.checks.restated import Restatements
@@ -24,7 +24,7 @@ from judge.checks.spec import RuleSpec
 from judge.checks.tracker import overrides
 from judge.ledger import ExpectedLedger
 from judge.model import Rule, RunHeader
-from judge.model.event_view import EventLike
+from judge.model.event_view import AnyEventLike, EventLike, StateWriteLike, ToolCallLike, ToolResultLike
 from judge.trace.ids import CallTable
 from judge.trace.toolkit import Toolkit, header_toolkit
 
@@ -228,14 +228,16 @@ class RuleSet:
             entry = self._carriers[id(version)] = (version, Carrier(version.value))
         return entry[1](actual)
 
-    def _applicable(self, event: Any) -> list[Entry]:
+    def _applicable(self, event: AnyEventLike) -> list[Entry]:
         """The active rules that can answer this event (their spec `reads` its kind): for a
         tool-call only those whose `tool` glob matches (when their spec filters `by_tool`), for a
         state-write only those of the written key (`by_key`); remembered per tool name and per
         written key until the segment of turns changes."""
+        # `kind` is read once (the hot loop), so each branch casts the event to its kind's view: mypy
+        # narrows on `event.kind == ...`, not on a name bound to it. A cast costs nothing compiled.
         kind = event.kind
         if kind == "tool-call":
-            tool = event.tool
+            tool = cast(ToolCallLike, event).tool
             rules = self._for_tool.get(tool)
             if rules is None:
                 rules = [r for r in self._active.get(kind, ())
@@ -245,7 +247,7 @@ class RuleSet:
                     self._for_tool[tool] = rules
             return rules
         if kind == "state-write":
-            key = event.key
+            key = cast(StateWriteLike, event).key
             rules = self._for_key.get(key)
             if rules is None:
                 rules = [r for r in self._active.get(kind, ()) if not self.spec_of(r[0]).by_key or r[1].key == key]
@@ -254,7 +256,7 @@ class RuleSet:
             return rules
         return self._active.get(kind, [])
 
-    def observe(self, event: EventLike, index: int) -> list[Hit]:
+    def observe(self, event: AnyEventLike, index: int) -> list[Hit]:
         """The hits of every active rule on one event (then the rules' memory of it is updated)."""
         hits: list[Hit] = []
         turn = event.turn
@@ -269,16 +271,16 @@ class RuleSet:
                     hits.append(Hit(rid, rule.check, rule.key, eid, turn, index, result[0], result[1]))
         kind = event.kind
         if kind in _PROGRESS_KINDS:
-            self.progress.observe(event, hits)
+            self.progress.observe(cast(ProgressEvent, event), hits)
         if hits or kind == "user":
             self.restatements.observe(event, index, hits)
         skipping = self._skipping.get(kind)
-        if skipping:
-            self._note(event, skipping)
+        if skipping:  # only tool-calls and state-writes skip (_at_turn)
+            self._note(cast("ToolCallLike | StateWriteLike", event), skipping)
         if self.header_session is not None:
             self._note_session(event)
         if kind == "tool-call" or kind == "tool-result":
-            self._remember(event, kind)
+            self._remember(cast("ToolCallLike | ToolResultLike", event), kind)
         remembering = self._remembering.get(kind)
         if remembering:
             for _, _, remember in remembering:
@@ -286,7 +288,7 @@ class RuleSet:
         return hits
 
     @staticmethod
-    def _note(event: Any, rules: list[tuple[str, Rule, dict[str, list[Any]]]]) -> None:
+    def _note(event: ToolCallLike | StateWriteLike, rules: list[tuple[str, Rule, dict[str, list[Any]]]]) -> None:
         """Count the events a rule would have checked had its key been active (stated already, or
         its session not ended)."""
         for rid, rule, into in rules:
@@ -296,7 +298,7 @@ class RuleSet:
                 seen = into.setdefault(rid, [0, event.id])
                 seen[0] += 1
 
-    def _note_session(self, event: Any) -> None:
+    def _note_session(self, event: EventLike) -> None:
         _, first, following = self.header_session  # type: ignore[misc]
         if event.turn < first or (following is not None and event.turn >= following):
             seen = self.outside_session or [0, event.id, event.turn]
@@ -330,16 +332,18 @@ class RuleSet:
         return [f"rule {rid}: {line}" for rid, tracker in zip(self.ids, self.trackers, strict=False)
                 for line in tracker.notes()]
 
-    def _remember(self, event: Any, kind: str) -> None:
+    def _remember(self, event: ToolCallLike | ToolResultLike, kind: str) -> None:
         s = self.state
-        if kind == "tool-call":
-            tool = event.tool
+        if kind == "tool-call":  # `kind` is event.kind, read once: cast as in _applicable
+            call = cast(ToolCallLike, event)
+            tool = call.tool
             if self._own_calls:
-                s.call_tool[event.call_id] = tool
+                s.call_tool[call.call_id] = tool
             s.last_tool_called = tool
             s.last_status_by_tool.pop(tool, None)  # a new call: its own result is now pending
-            s.recent.call(event.call_id, tool, event.args)
+            s.recent.call(call.call_id, tool, call.args)
         else:
-            tool = s.call_tool.get(event.call_id, event.tool or "")
-            s.last_status_by_tool[tool] = event.status
-            s.recent.result(event.call_id, event.status, event.id)
+            result = cast(ToolResultLike, event)
+            tool = s.call_tool.get(result.call_id, result.tool or "")
+            s.last_status_by_tool[tool] = result.status
+            s.recent.result(result.call_id, result.status, result.id)

@@ -33,7 +33,9 @@ from judge.model.rules import RuleBase
 
 if TYPE_CHECKING:
     from judge.ledger import ExpectedLedger
+    from judge.ledger.reducer import Version
     from judge.model import Checkpoint
+    from judge.model.event_view import AnyEventLike
     from judge.trace.toolkit import Toolkit
 
 R = TypeVar("R", bound=RuleBase)
@@ -46,14 +48,14 @@ class RuleContext(Protocol):
     """What a tracker may read about the run so far (judge.checks.rules.RuleSet implements it)."""
 
     ledger: ExpectedLedger
-    state: Any  # judge.checks.rules.RunState: calls, last tool called, last status per tool
+    state: Any  # judge.checks.rules.RunState (typed Any: rules imports this module, and no circle is allowed)
     toolkit: Toolkit | None  # the tools the agent was given (--tools, else the run header's); None: unknown
 
-    def superseded_at(self, key: str, turn: int) -> list[Any]: ...
+    def superseded_at(self, key: str, turn: int) -> list[Version]: ...
 
     def value_at(self, key: str, turn: int) -> Any: ...
 
-    def carries(self, actual: Any, version: Any) -> bool: ...
+    def carries(self, actual: Any, version: Version) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -79,13 +81,18 @@ class Tracker(Generic[R]):
     def __init__(self, rule: R) -> None:
         self.rule = rule
 
+    # `event: Any` in these two only: a tracker declares the view of the kinds its spec reads (observe)
+    # or remembers (remember), narrower than any event, and an override may narrow a parameter only from Any.
     def observe(self, event: Any, ctx: RuleContext) -> Outcome:
         """The rule's answer to one event it reads: (violated, detail), or None when the event does
-        not exercise the rule."""
+        not exercise the rule. `event` is one of the kinds of its spec's `reads`, as the view of its
+        kind (judge.model.event_view: `ToolCallLike`, or a union such as `ToolCallLike | UserLike`
+        narrowed by `event.kind == ...`), a pydantic event or a msgspec record."""
         raise NotImplementedError(f"{type(self).__name__} answers no event: a tracker writes `observe`")
 
     def remember(self, event: Any, ctx: RuleContext) -> None:
-        """Keep what the rule needs of an event of the kinds in `remembers` (active key or not)."""
+        """Keep what the rule needs of an event of the kinds in `remembers` (active key or not), as
+        the view of its kind (as `observe`)."""
 
     def raw_scan(self, record: dict[str, Any]) -> bool:
         """Read a trace record before redaction; True: the rule saw a violation in it (no-leak).
@@ -126,10 +133,11 @@ class CheckTracker(Tracker[Any]):
     """A tracker made of a check function and its per-run state (a spec's `check_event` and
     `new_state`): `check(rule, event, ctx, state) -> Outcome`."""
 
+    # The check's event is Any: a plug-in's check may declare the view of the kinds its spec reads.
     def __init__(self, rule: Any, check: Callable[[Any, Any, RuleContext, Any], Outcome], state: Any) -> None:
         super().__init__(rule)
         self.check = check
         self.state = state
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: AnyEventLike, ctx: RuleContext) -> Outcome:
         return self.check(self.rule, event, ctx, self.state)

@@ -45,24 +45,24 @@ class _Record(Struct, forbid_unknown_fields=True, kw_only=True, tag_field="kind"
 
 
 class UserRecord(_Record, tag="user", kw_only=True):
-    kind: ClassVar[str] = "user"
+    kind: ClassVar[Literal["user"]] = "user"
     text: str
 
 
 class AssistantRecord(_Record, tag="assistant", kw_only=True):
-    kind: ClassVar[str] = "assistant"
+    kind: ClassVar[Literal["assistant"]] = "assistant"
     text: str
 
 
 class ToolCallRecord(_Record, tag="tool-call", kw_only=True):
-    kind: ClassVar[str] = "tool-call"
+    kind: ClassVar[Literal["tool-call"]] = "tool-call"
     call_id: NonEmpty
     tool: NonEmpty
     args: dict[str, Any] = {}
 
 
 class ToolResultRecord(_Record, tag="tool-result", kw_only=True):
-    kind: ClassVar[str] = "tool-result"
+    kind: ClassVar[Literal["tool-result"]] = "tool-result"
     call_id: NonEmpty
     tool: str | None = None
     status: Literal["ok", "error", "timeout"]
@@ -70,20 +70,20 @@ class ToolResultRecord(_Record, tag="tool-result", kw_only=True):
 
 
 class StateWriteRecord(_Record, tag="state-write", kw_only=True):
-    kind: ClassVar[str] = "state-write"
+    kind: ClassVar[Literal["state-write"]] = "state-write"
     key: NonEmpty
     value: Any = None
 
 
 class SummaryRecord(_Record, tag="summary", kw_only=True):
-    kind: ClassVar[str] = "summary"
+    kind: ClassVar[Literal["summary"]] = "summary"
     reason: Literal["compaction", "handoff"]
     text: str
     to: str | None = None
 
 
 class SnapshotRecord(_Record, tag="snapshot", kw_only=True):
-    kind: ClassVar[str] = "snapshot"
+    kind: ClassVar[Literal["snapshot"]] = "snapshot"
     ref: NonEmpty
     phase: Literal["before", "after"] | None = None
     call_id: str | None = None

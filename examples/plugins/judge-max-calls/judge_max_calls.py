@@ -14,12 +14,13 @@ A scenario then uses it as any built-in kind:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from judge.checks import RuleContext, RuleSpec, Tracker
 from judge.model import RuleBase
+from judge.model.event_view import ToolCallLike
 
 
 class MaxCallsRule(RuleBase):
@@ -37,7 +38,7 @@ class CallsThisTurn(Tracker[MaxCallsRule]):
         super().__init__(rule)
         self.turn, self.calls = -1, 0
 
-    def observe(self, event: Any, ctx: RuleContext) -> tuple[bool, str]:
+    def observe(self, event: ToolCallLike, ctx: RuleContext) -> tuple[bool, str]:
         """Called for each call of the tool while the rule's key is active (the spec reads tool-calls)."""
         if event.turn != self.turn:
             self.turn, self.calls = event.turn, 0

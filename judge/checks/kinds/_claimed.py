@@ -6,22 +6,24 @@ Python); it runs on every assistant message and summary of a run.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final, cast
 
 from judge.checks.matching import norm, tool_is
+from judge.model.event_view import AssistantLike, StateWriteLike, SummaryLike
 from judge.text.acts import may_relate, read_only, relation, tool_target, with_call
 from judge.text.assertions import Assertion, assertions_in
 from judge.text.claim_target import may_claim, may_claim_any
 from judge.text.claims import ClaimTarget, claim_of, target
 
 COMPLETION_VALUES = {"completed", "complete", "done", "true", "finished", "yes", "1", "success", "succeeded"}
-TEXT_KINDS = ("assistant", "summary")
+TEXT_KINDS: Final = ("assistant", "summary")  # Final: its Literals narrow an event by `in`
 MAX_TOOLS_ASKED = 64  # tools held against an assertion when the rule names none (the latest called)
 
 Judged = tuple[bool, str]
 
 
-def claimed_complete(rule: Any, event: Any, ctx: Any, words: ClaimTarget) -> Judged | None:
+def claimed_complete(rule: Any, event: StateWriteLike | AssistantLike | SummaryLike, ctx: Any,
+                     words: ClaimTarget) -> Judged | None:
     if event.kind in TEXT_KINDS:
         text = event.text
         if not text:
@@ -29,7 +31,8 @@ def claimed_complete(rule: Any, event: Any, ctx: Any, words: ClaimTarget) -> Jud
         outcomes = _of_tool(rule, text, ctx, words) if rule.tool else _of_any_tool(rule, text, ctx, words)
         violated = [o for o in outcomes if o[0]]
         return violated[0] if violated else (outcomes[0] if outcomes else None)
-    if norm(event.value) not in COMPLETION_VALUES:
+    # Not a text, so a state-write (the rule reads no other kind): `in` narrows only the texts.
+    if norm(cast(StateWriteLike, event).value) not in COMPLETION_VALUES:
         return None
     return _judged(ctx, rule.tool, f"{rule.key} claimed complete", "")
 

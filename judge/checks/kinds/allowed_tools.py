@@ -21,6 +21,7 @@ from pydantic import Field
 from judge.checks.matching import tool_is
 from judge.checks.planned import fold, planned_tools
 from judge.checks.spec import CheckpointVerdict, Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import AssistantLike, ToolCallLike
 from judge.model.rules import RuleBase
 
 NO_TOOLKIT = ("no toolkit declared: give the rule `tools`, grade with `--tools FILE`, or record the tools in "
@@ -55,7 +56,7 @@ def _nearest(tool: str, names: Iterable[str]) -> str:
     return f"; nearest: {close[0]!r}" if close else ""
 
 
-def _planned(rule: AllowedToolsRule, event: Any, ctx: RuleContext) -> Outcome:
+def _planned(rule: AllowedToolsRule, event: AssistantLike, ctx: RuleContext) -> Outcome:
     """A tool the agent's words plan that is outside the toolkit (prose names it case and `_` aside)."""
     if rule.tools:
         names, origin = rule.tools, "the rule's `tools`"
@@ -95,7 +96,7 @@ class AllowedToolsTracker(Tracker[AllowedToolsRule]):
         super().__init__(rule)
         self.state: Unjudged = Unjudged()
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: ToolCallLike | AssistantLike, ctx: RuleContext) -> Outcome:
         rule, state = self.rule, self.state
         if event.kind == "assistant":
             return _planned(rule, event, ctx) if rule.plan else None

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
 from judge.checks.asking import action_words, asks_about, entry_words
 from judge.checks.confirm import confirms, phrase_pattern, quoted_phrases, setting_turns
 from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import AssistantLike, ToolCallLike, UserLike
 from judge.model.rules import RuleBase
 
 ANSWERS = ("yes", "yeah", "yep", "sure", "ok", "okay", "confirm", "confirmed", "go ahead", "approved", "approve",
@@ -69,15 +70,14 @@ class AsksBeforeTracker(Tracker[AsksBeforeRule]):
         super().__init__(rule)
         self.state: Asked = Asked()
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: ToolCallLike | AssistantLike | UserLike, ctx: RuleContext) -> Outcome:
         rule, state = self.rule, self.state
         words, pattern, setting = _prepare(rule, ctx, state)
-        kind = event.kind
-        if kind == "assistant":
+        if event.kind == "assistant":
             if asks_about(event.text, words):
                 state.asked = event.id
             return None
-        if kind == "user":
+        if event.kind == "user":
             if event.turn in setting:  # the message that states the key restarts the wait
                 state.asked = state.refused = state.allowed = None
             elif state.asked is not None:

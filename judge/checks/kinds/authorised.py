@@ -14,13 +14,14 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import Field, model_validator
 
 from judge.checks.confirm import confirms, phrase_matches, phrase_pattern
-from judge.checks.plan import Plan, plan_check
+from judge.checks.plan import Plan, PlanEvent, plan_check
 from judge.checks.spec import DraftSpec, LintLevel, Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import ToolCallLike
 from judge.model.rules import RuleBase
 from judge.text.verbs import FAMILIES
 
@@ -121,7 +122,7 @@ class AuthorisedTracker(Tracker[AuthorisedRule]):
         super().__init__(rule)
         self.state: Any = Plan(tuple(rule.confirm or CONFIRM_PHRASES)) if rule.plan else Confirmation()
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: PlanEvent, ctx: RuleContext) -> Outcome:
         rule, state = self.rule, self.state
         if rule.plan:
             return plan_check(rule, event, ctx, state)
@@ -135,17 +136,18 @@ class AuthorisedTracker(Tracker[AuthorisedRule]):
                 if event.turn not in state.setting and confirms(event.text, state.pattern):
                     state.pending = True  # one confirmation authorises one call, however often repeated
             return None
+        call = cast(ToolCallLike, event)  # without `plan` the rule reads only calls and user messages (`reads`)
         ledger = ctx.ledger
         if rule.permission is not None and rule.permission in ledger and \
-                ledger.history(rule.permission).is_active(event.turn) and \
-                ledger.history(rule.permission).status_at(event.turn) != "revoked":
-            return False, f"{event.tool} authorised by permission {rule.permission!r}"
+                ledger.history(rule.permission).is_active(call.turn) and \
+                ledger.history(rule.permission).status_at(call.turn) != "revoked":
+            return False, f"{call.tool} authorised by permission {rule.permission!r}"
         if state.pending:
             state.pending = False
-            return False, f"{event.tool} follows the user's confirmation"
+            return False, f"{call.tool} follows the user's confirmation"
         needs = " or ".join(filter(None, [f"a user confirmation ({', '.join(rule.confirm)})" if rule.confirm else "",
                                           f"permission {rule.permission!r}" if rule.permission else ""]))
-        return True, f"{event.tool} called without {needs} before it"
+        return True, f"{call.tool} called without {needs} before it"
 
     def reads(self, declared: frozenset[str]) -> Iterable[str]:
         return {"tool-call", "tool-result", "user", "assistant", "snapshot"} if self.rule.plan \

@@ -21,10 +21,11 @@ key's source turn still counts.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from judge.checks.kinds._claimed import COMPLETION_VALUES, TEXT_KINDS, claimed_complete
 from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import AssistantLike, StateWriteLike, SummaryLike
 from judge.model.rules import RuleBase
 from judge.text.claims import target
 
@@ -48,7 +49,7 @@ class ClaimedCompleteTracker(Tracker[ClaimedCompleteRule]):
         super().__init__(rule)
         self.words = target(rule.tool, rule.key)
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: StateWriteLike | AssistantLike | SummaryLike, ctx: RuleContext) -> Outcome:
         return claimed_complete(self.rule, event, ctx, self.words)
 
 

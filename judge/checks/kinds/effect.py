@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from judge.checks.matching import tool_is
 from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import SnapshotLike, ToolResultLike
 from judge.model.rules import RuleBase
 
 
@@ -27,7 +28,7 @@ class Snapshots:
     before: dict[str, Any] = field(default_factory=dict)
 
 
-def _observed(rule: EffectRule, event: Any) -> Any:
+def _observed(rule: EffectRule, event: SnapshotLike) -> Any:
     if rule.field is not None:
         return (event.state or {}).get(rule.field)
     return event.digest if event.digest is not None else event.state
@@ -40,7 +41,7 @@ class EffectTracker(Tracker[EffectRule]):
         super().__init__(rule)
         self.state: Snapshots = Snapshots()
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: ToolResultLike | SnapshotLike, ctx: RuleContext) -> Outcome:
         rule, state = self.rule, self.state
         if event.kind == "tool-result":
             tool = ctx.state.call_tool.get(event.call_id, event.tool or "")

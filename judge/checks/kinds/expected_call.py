@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from judge.checks.spec import CheckpointVerdict, Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import ToolCallLike, ToolResultLike
 from judge.model.rules import RuleBase
 
 
@@ -75,7 +76,7 @@ class ExpectedCallTracker(Tracker[ExpectedCallRule]):
         super().__init__(rule)
         self.state: ExpectedCalls = ExpectedCalls()
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: ToolCallLike | ToolResultLike, ctx: RuleContext) -> Outcome:
         rule, state = self.rule, self.state
         if event.kind == "tool-call":
             state.calls[event.call_id] = (event.id, event.turn, args_match(rule.args, event.args))

@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 
 from judge.checks.matching import matches
 from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import ToolCallLike
 from judge.model.patterns import check_patterns, compile_pattern
 from judge.model.rules import RuleBase
 from judge.text.verbs import name_tokens
@@ -44,7 +45,7 @@ def _leaves(value: Any) -> list[str]:
     return [] if value is None else [str(value)[:MAX_LEAF_CHARS]]
 
 
-def _pattern_hit(rule: ForbiddenCallRule, event: Any) -> str | None:
+def _pattern_hit(rule: ForbiddenCallRule, event: ToolCallLike) -> str | None:
     """The first text of the call (its name words, then its argument leaves) a pattern occurs in."""
     texts = [" ".join(name_tokens(event.tool)), *_leaves(event.args)]
     for pattern in rule.patterns:
@@ -63,7 +64,7 @@ def _draft_fields(arg: str | None, values: list[str]) -> dict[str, Any]:
 class ForbiddenCallTracker(Tracker[ForbiddenCallRule]):
     """One forbidden-call rule's tracker (it remembers nothing)."""
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: ToolCallLike, ctx: RuleContext) -> Outcome:
         rule = self.rule
         for name, expected in (rule.args or {}).items():
             if not matches(expected, event.args.get(name)):

@@ -11,12 +11,13 @@ MAX_TEXT characters of a message.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from judge.checks.plan import THOUGHT
 from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import AssistantLike
 from judge.model.patterns import check_patterns, compile_pattern
 from judge.model.rules import RuleBase
 
@@ -42,7 +43,7 @@ class ForbiddenTextRule(RuleBase):
 class ForbiddenTextTracker(Tracker[ForbiddenTextRule]):
     """One forbidden-text rule's tracker (it remembers nothing)."""
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: AssistantLike, ctx: RuleContext) -> Outcome:
         rule = self.rule
         text = (event.text or "")[:MAX_TEXT]
         if not text or text.startswith(THOUGHT):

@@ -36,6 +36,7 @@ from judge.checks.grounding import (
 )
 from judge.checks.matching import tool_is
 from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import AssistantLike, ToolCallLike, ToolResultLike, UserLike
 from judge.model.rules import RuleBase
 from judge.text.questions import asking_sentences
 
@@ -124,7 +125,7 @@ class GroundedTracker(Tracker[GroundedRule]):
         super().__init__(rule)
         self.state: Grounding = Grounding()
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: ToolCallLike | AssistantLike | UserLike, ctx: RuleContext) -> Outcome:
         rule, state = self.rule, self.state
         _prepare(rule, ctx, state, event.turn)
         raw = state.raw[1] if state.raw is not None and state.raw[0] == event.id else None
@@ -175,7 +176,7 @@ class GroundedTracker(Tracker[GroundedRule]):
             why = f"and the agent's question ({answered[0]}) was not about it"
         return True, f"{shown} comes from nowhere: not in the user's words, a tool result or the ledger, {why}"
 
-    def remember(self, event: Any, ctx: RuleContext) -> None:
+    def remember(self, event: UserLike | ToolResultLike, ctx: RuleContext) -> None:
         """Keep the forms of every user message and tool result, whether or not the key is active yet
         (from the line before redaction when it needed some: `scan_raw`)."""
         state = self.state

@@ -18,6 +18,7 @@ from pydantic import Field, field_validator, model_validator
 from judge.checks.arguments import MISSING, arg_at
 from judge.checks.confirm import Awaiting, quoted_phrases
 from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import ToolCallLike, UserLike
 from judge.model.rules import RuleBase
 from judge.text.amounts import canonical, readings
 
@@ -69,7 +70,7 @@ def bound_text(rule: LimitRule) -> str:
     return f"at most {rule.max:g}" if rule.max is not None else f"at least {rule.min:g}"
 
 
-def _note(seen: list[Any], event: Any, value: Any) -> None:
+def _note(seen: list[Any], event: ToolCallLike, value: Any) -> None:
     seen[0] += 1
     if seen[1] is None:
         seen[1], seen[2] = event.id, value
@@ -101,7 +102,7 @@ class LimitTracker(Tracker[LimitRule]):
         super().__init__(rule)
         self.state: LimitState = LimitState(Awaiting(tuple(rule.confirm)))
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: ToolCallLike | UserLike, ctx: RuleContext) -> Outcome:
         rule, state = self.rule, self.state
         if event.kind == "user":
             state.awaiting.hear(event, ctx.ledger, rule.key)

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from judge.checks.choices import Candidates, forget_before, hear_result, unpicked_choice
 from judge.checks.confirm import confirms, phrase_pattern
 from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import AssistantLike, ToolCallLike, ToolResultLike, UserLike
 from judge.model.patterns import compile_pattern
 from judge.model.rules import RuleBase
 from judge.text.serves import act_of
@@ -117,7 +118,7 @@ def open_destructive(text: str) -> str | None:
     return None
 
 
-def _hear_user(event: Any, state: Gaps) -> None:
+def _hear_user(event: UserLike, state: Gaps) -> None:
     text = (event.text or "")[:MAX_TEXT]
     state.guess = None  # the user spoke: the gap is theirs to fill again
     confirmed = confirms(text, state.confirm)
@@ -137,7 +138,7 @@ class NoGuessTracker(Tracker[NoGuessRule]):
         super().__init__(rule)
         self.state: Gaps = Gaps()
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: ToolCallLike | ToolResultLike | UserLike | AssistantLike, ctx: RuleContext) -> Outcome:
         rule, state = self.rule, self.state
         if event.kind == "user":
             _hear_user(event, state)

@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 
 from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
 from judge.errors import with_article
+from judge.model.event_view import AssistantLike, StateWriteLike, SummaryLike, ToolCallLike
 from judge.model.patterns import PatternError, check_pattern, search
 from judge.model.rules import RuleBase
 
@@ -43,7 +44,7 @@ class RawLeaks:
     where: dict[str, str] = field(default_factory=dict)
 
 
-def _leak_texts(event: Any) -> list[tuple[str, str]]:
+def _leak_texts(event: ToolCallLike | SummaryLike | AssistantLike | StateWriteLike) -> list[tuple[str, str]]:
     if event.kind in ("assistant", "summary"):
         return [(event.kind, event.text)]
     if event.kind == "tool-call":
@@ -103,7 +104,7 @@ class NoLeakTracker(Tracker[NoLeakRule]):
         super().__init__(rule)
         self.state: RawLeaks = RawLeaks()
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: ToolCallLike | SummaryLike | AssistantLike | StateWriteLike, ctx: RuleContext) -> Outcome:
         rule, state = self.rule, self.state
         where = leaked_in(rule, _leak_texts(event)) or state.where.get(event.id)
         if where is None:

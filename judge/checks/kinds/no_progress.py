@@ -4,13 +4,14 @@ tool with the same arguments that all fail (error or timeout), with no changed p
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal, cast
 
 from pydantic import Field
 
 from judge.checks.matching import tool_is
-from judge.checks.progress import Chain, Step, step
+from judge.checks.progress import Chain, ProgressEvent, Step, step
 from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import ToolCallLike, ToolResultLike
 from judge.model.rules import RuleBase
 
 
@@ -35,7 +36,7 @@ class Loop:
         self.pending: tuple[str, Step] | None = None
 
 
-def _step(rule: NoProgressRule, event: Any, loop: Loop) -> Step:
+def _step(rule: NoProgressRule, event: ProgressEvent, loop: Loop) -> Step:
     if loop.pending is not None and loop.pending[0] == event.id:
         return loop.pending[1]
     return step(loop.chain, event, lambda tool: rule.tool is None or tool_is(tool, rule.tool))
@@ -58,26 +59,28 @@ class NoProgressTracker(Tracker[NoProgressRule]):
         super().__init__(rule)
         self.state: Loop = Loop()
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: ProgressEvent, ctx: RuleContext) -> Outcome:
         rule, loop = self.rule, self.state
         s = _step(rule, event, loop)
         loop.pending = (event.id, s)
         failed = s.failed
         if failed is not None and failed.failures >= rule.max_repeats:
+            result = cast(ToolResultLike, event)  # a chain fails at a result (progress.step)
             calls = f"{failed.first_call}..{s.failed_call}" if failed.first_call != s.failed_call else failed.first_call
             return True, (f"{failed.tool} failed {failed.failures} times in a row with the same arguments and no "
                           f"change of plan (calls {calls}; its {_nth(failed.failures)} call {s.failed_call} "
-                          f"returned {event.status}; at most {rule.max_repeats - 1})")
+                          f"returned {result.status}; at most {rule.max_repeats - 1})")
         ended = s.ended
         if ended is not None and s.how == "ok":
             return False, f"{ended.tool} returned ok after {_times(ended.failures)} with the same arguments"
         if ended is not None and s.how == "plan":
-            what = "a message to the user" if event.kind == "assistant" else f"a call of {event.tool}" \
-                if event.tool != ended.tool else f"{event.tool} with other arguments"
+            call = cast(ToolCallLike, event)  # a plan changes by an assistant message or a call (progress.step)
+            what = "a message to the user" if event.kind == "assistant" else f"a call of {call.tool}" \
+                if call.tool != ended.tool else f"{call.tool} with other arguments"
             return False, f"plan changed after {ended.tool} failed {_times(ended.failures)}: {what}"
         return None
 
-    def remember(self, event: Any, ctx: RuleContext) -> None:
+    def remember(self, event: ProgressEvent, ctx: RuleContext) -> None:
         """Follow the chain through every call, result and message, active key or not."""
         rule, loop = self.rule, self.state
         loop.chain = _step(rule, event, loop).chain

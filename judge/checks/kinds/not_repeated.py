@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from judge.checks.matching import tool_is
 from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import ToolCallLike, ToolResultLike
 from judge.model.rules import RuleBase
 
 
@@ -65,7 +66,7 @@ class NotRepeatedTracker(Tracker[NotRepeatedRule]):
         super().__init__(rule)
         self.state: OkCalls = OkCalls(rule.idempotency_arg)
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: ToolCallLike, ctx: RuleContext) -> Outcome:
         rule, ok = self.rule, self.state
         # A reviewed `reopen` rolls the completion back from the next turn on (as `completed_before`):
         # ok calls up to the reopen's turn no longer make a later call a repeat.
@@ -82,7 +83,7 @@ class NotRepeatedTracker(Tracker[NotRepeatedRule]):
         why = "already completed in the ledger" if completed else "an earlier call already returned ok"
         return True, f"{event.tool} repeated: {rule.key} {why}"
 
-    def remember(self, event: Any, ctx: RuleContext) -> None:
+    def remember(self, event: ToolCallLike | ToolResultLike, ctx: RuleContext) -> None:
         """Keep the arguments of each call of the tool until its result, and each ok call."""
         rule, ok = self.rule, self.state
         if event.kind == "tool-call":

@@ -22,6 +22,7 @@ from judge.checks.kinds._pathlike import (
     written_paths,
 )
 from judge.checks.spec import DraftSpec, Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import StateWriteLike, ToolCallLike
 from judge.model.rules import RuleBase
 
 EVERY_TOOL = "*"
@@ -93,7 +94,7 @@ def _reads(rule: ScopeRule) -> frozenset[str]:
 class ScopeTracker(Tracker[ScopeRule]):
     """One scope rule's tracker (it remembers nothing)."""
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: ToolCallLike | StateWriteLike, ctx: RuleContext) -> Outcome:
         rule = self.rule
         every = rule.tool == EVERY_TOOL
         if event.kind == "state-write":

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from judge.checks.spec import Outcome, RuleContext, RuleSpec, Tracker
+from judge.model.event_view import SummaryLike
 from judge.model.rules import RuleBase
 
 
@@ -21,7 +22,7 @@ class SummaryPhrasesRule(RuleBase):
 class SummaryPhrasesTracker(Tracker[SummaryPhrasesRule]):
     """One summary-phrases rule's tracker (it remembers nothing)."""
 
-    def observe(self, event: Any, ctx: RuleContext) -> Outcome:
+    def observe(self, event: SummaryLike, ctx: RuleContext) -> Outcome:
         rule = self.rule
         text = event.text.casefold()
         if rule.require and not any(p.casefold() in text for p in rule.require):
