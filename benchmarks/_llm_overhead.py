@@ -1,6 +1,7 @@
 """What one `judge grade` with an llm judge costs over `--judge none`, beside the code before (issue 41).
 
-Run through `benchmarks/bench_llm_against.py --overhead [--against BASE] [--quick] [--rounds N] [--results]`.
+Run through `benchmarks/bench_llm_against.py --overhead [--against BASE [--against-python BASE_VENV/bin/python]]
+[--quick] [--rounds N] [--results]`.
 
 Each measurement is a fresh process running the CLI, `judge grade SCENARIO TRACE --judge J -q
 --no-log --json OUT`, with its CPU (user + system) and peak RSS from wait4: J is an llm judge
@@ -34,6 +35,7 @@ SCENARIO = CONTRACT / "checkout-firefox.yaml"
 TRACES = {"17-event drift": CONTRACT / "checkout-firefox.drift.jsonl",
           "200-turn drift": CONTRACT / "checkout-firefox.drift.200.jsonl"}
 MODEL = "openai/gpt-4o-mini"
+JUDGES = ("gpt", "gpt-warm", "none")  # gpt-warm: see `grade`
 LIBS = ("litellm", "instructor", "openai", "tiktoken", "httpx")
 ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
        "LITELLM_OFFLINE_MODE": "true", "LITELLM_MODE": "PRODUCTION", "BENCH_KEY": "sk-bench-not-a-secret"}
@@ -60,12 +62,23 @@ def env_for(code: Path, cache: Path) -> dict[str, str]:
     return env
 
 
+PYTHONS: dict[Path, str] = {}  # checkout -> the interpreter that runs it (--against-python), else this one
+WARM: dict[Path, Path] = {}  # checkout -> its cache folder kept across grades (the `warm` judge)
+
+
 def grade(code: Path, judge: str, trace: Path, config: Path, out: Path, *, script: str = CLI) -> dict:
-    """One `judge grade` in a fresh process: CPU seconds, peak MB, exit code, what it printed."""
-    with tempfile.TemporaryDirectory() as cache:
-        cmd = [sys.executable, "-c", script, "grade", str(SCENARIO), str(trace), "--judge", judge, "--config",
-               str(config), "-q", "--no-log", "--json", str(out)]
-        proc = subprocess.Popen(cmd, cwd=code, env=env_for(code, Path(cache)), stdout=subprocess.PIPE,
+    """One `judge grade` in a fresh process: CPU seconds, peak MB, exit code, what it printed. The judge
+    `gpt-warm` is `gpt` with the checkout's cache folder of the earlier grades, its verdicts deleted: a
+    machine where judge ran before (what it keeps beside the verdicts is read back), every request sent."""
+    with tempfile.TemporaryDirectory() as fresh:
+        cache = Path(fresh)
+        if judge == "gpt-warm":
+            judge, cache = "gpt", WARM[code]
+            for old in cache.glob("verdicts.sqlite3*"):
+                old.unlink()
+        cmd = [PYTHONS.get(code, sys.executable), "-c", script, "grade", str(SCENARIO), str(trace), "--judge", judge,
+               "--config", str(config), "-q", "--no-log", "--json", str(out)]
+        proc = subprocess.Popen(cmd, cwd=code, env=env_for(code, cache), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
         _, status, usage = os.wait4(proc.pid, 0)
         stdout, stderr = proc.stdout.read().decode(), proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
@@ -96,9 +109,12 @@ def report_of(path: Path, code: Path) -> str:
     return json.dumps(data, sort_keys=True).replace(str(code), "CHECKOUT")
 
 
-def run_overhead(against: Path | None, *, rounds: int | None, quick: bool, results: bool) -> int:
+def run_overhead(against: Path | None, *, rounds: int | None, quick: bool, results: bool,
+                 against_python: Path | None = None) -> int:
     rounds = rounds or (3 if quick else 7)
     codes = {"now": ROOT, **({"before": against.resolve()} if against else {})}
+    if against is not None and against_python is not None:
+        PYTHONS[against.resolve()] = str(against_python)
     traces = dict(list(TRACES.items())[:1]) if quick else TRACES
     proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "llm_server.py"), "0"], stdout=subprocess.PIPE,
                             text=True, cwd=ROOT)
@@ -108,6 +124,8 @@ def run_overhead(against: Path | None, *, rounds: int | None, quick: bool, resul
     same, imported = True, {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
+            for label, code in codes.items():
+                WARM[code] = Path(tmp) / f"cache-{label}"
             config = Path(tmp) / "judge.toml"
             config.write_text(f'[tool.judge]\ndefault = "gpt"\n[tool.judge.judges.gpt]\nbackend = "llm"\n'
                               f'model = "{MODEL}"\napi_base = "http://127.0.0.1:{port}/v1"\n'
@@ -121,13 +139,14 @@ def run_overhead(against: Path | None, *, rounds: int | None, quick: bool, resul
                 for name, trace in traces.items():
                     reports = {}
                     for label, code in codes.items():
-                        for judge in ("gpt", "none"):
+                        for judge in JUDGES:
                             out = Path(tmp) / f"{label}-{judge}.json"
                             runs.setdefault((label, name, judge), []).append(grade(code, judge, trace, config, out))
                         reports[label] = report_of(Path(tmp) / f"{label}-gpt.json", code)
                     same &= len(set(reports.values())) == 1
                     print(f"round {n + 1} {name}: " + "; ".join(
                         f"{label} llm {runs[(label, name, 'gpt')][-1]['cpu_s']:.2f} s "
+                        f"(warm {runs[(label, name, 'gpt-warm')][-1]['cpu_s']:.2f} s) "
                         f"{runs[(label, name, 'gpt')][-1]['peak_mb']:.0f} MB, none "
                         f"{runs[(label, name, 'none')][-1]['cpu_s']:.2f} s {runs[(label, name, 'none')][-1]['peak_mb']:.0f} MB"
                         for label in codes), flush=True)
@@ -157,6 +176,7 @@ def _text(codes: dict, traces: dict, runs: dict, rounds: int, quick: bool, same:
          "too." if quick else "**Run:** the full run (7 rounds, both traces); `--quick` measures 3 rounds of the "
          "17-event trace."), "",
         f"`.venv/bin/python benchmarks/bench_llm_against.py --overhead{' --against BASE' if against else ''}"
+        f"{' --against-python BASE_VENV/bin/python' if PYTHONS else ''}"
         f"{' --quick' if quick else ''} --rounds {rounds} --results` on {started}; BASE: a detached worktree of the "
         f"code before. Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; load "
         f"average (1 / 5 / 15 min) {' / '.join(f'{x:.1f}' for x in load0)} at the start, "
@@ -166,20 +186,23 @@ def _text(codes: dict, traces: dict, runs: dict, rounds: int, quick: bool, same:
         f"{'off (JUDGE_PURE_PYTHON=1)' if pure else 'as installed'}. A fresh process per grade (CPU from wait4: user + "
         f"system; peak RSS), checkouts, judges and traces interleaved, {rounds} rounds, medians. The llm judge is "
         f"`{MODEL}` (mode tools, the direct client) against tests/llm_server.py on 127.0.0.1, a fresh verdict cache "
-        "each grade (every request sent).", "",
+        "each grade (every request sent); `cache folder used before`: the same judge with the checkout's cache folder of "
+        "its earlier grades, its verdicts deleted before each (what judge keeps beside them, such as the model-blind "
+        "name list, is read back; every request sent).", "",
         "| trace | measure | " + " | ".join(codes) + " |", "|---|---|" + "---|" * len(codes)]
     for name in traces:
         for measure, key, unit in (("CPU", "cpu_s", "s"), ("peak RSS", "peak_mb", "MB")):
             fmt = (lambda v: f"{v:.2f} s") if unit == "s" else (lambda v: f"{v:.0f} MB")
-            llm = {c: _med(runs[(c, name, "gpt")], key) for c in codes}
             none = {c: _med(runs[(c, name, "none")], key) for c in codes}
-            over = {c: statistics.median(a[key] - b[key] for a, b in zip(runs[(c, name, "gpt")],
-                                                                          runs[(c, name, "none")], strict=True))
-                    for c in codes}
-            lines += [f"| {name} | `--judge none`: {measure} | " + " | ".join(fmt(none[c]) for c in codes) + " |",
-                      f"| {name} | llm judge: {measure} | " + " | ".join(fmt(llm[c]) for c in codes) + " |",
-                      f"| {name} | **llm judge overhead: {measure}** | " + " | ".join(
-                          f"**{fmt(over[c])}**" for c in codes) + " |"]
+            lines.append(f"| {name} | `--judge none`: {measure} | " + " | ".join(fmt(none[c]) for c in codes) + " |")
+            for judge, said in (("gpt", "llm judge"), ("gpt-warm", "llm judge, cache folder used before")):
+                llm = {c: _med(runs[(c, name, judge)], key) for c in codes}
+                over = {c: statistics.median(a[key] - b[key] for a, b in zip(runs[(c, name, judge)],
+                                                                              runs[(c, name, "none")], strict=True))
+                        for c in codes}
+                lines += [f"| {name} | {said}: {measure} | " + " | ".join(fmt(llm[c]) for c in codes) + " |",
+                          f"| {name} | **{said}: overhead {measure}** | " + " | ".join(
+                              f"**{fmt(over[c])}**" for c in codes) + " |"]
     lines += ["", "The overhead is the median over rounds of (llm grade - `--judge none` grade) in the same round. "
               "Target (issue 41): <= 0.5 CPU-s, <= 80 MB.", "",
               "Where the overhead of `now` goes: each part imported (or loaded) alone in a fresh process of `now`, "

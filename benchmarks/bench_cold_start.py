@@ -1,6 +1,7 @@
 """What a CI call pays to start: the CLI itself, a rules-only grade and the default judge's (issues 26, 41).
 
-    .venv/bin/python benchmarks/bench_cold_start.py [--against BASE] [--quick] [--rounds N] [--results] [--runtimes]
+    .venv/bin/python benchmarks/bench_cold_start.py [--against BASE [--against-python BASE_VENV/bin/python]] [--quick]
+        [--rounds N] [--results] [--runtimes]
 
 Each measurement is a fresh process, with its CPU (user + system, from wait4) and peak RSS
 (ru_maxrss), for this checkout and, with `--against BASE`, for the code in BASE (a detached worktree
@@ -142,10 +143,17 @@ def env_for(code: Path) -> dict[str, str]:
     return env
 
 
+PYTHONS: dict[Path, str] = {}  # checkout -> the interpreter that runs it (--against-python), else this one
+
+
+def python_for(code: Path) -> str:
+    return PYTHONS.get(code, sys.executable)
+
+
 def measure(args: list[str], code: Path) -> dict:
     """CPU seconds and peak RSS of one fresh `judge ARGS` process (wait4's rusage of that child alone)."""
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", CLI, *args], cwd=code, env=env_for(code),
+    proc = subprocess.Popen([python_for(code), "-c", CLI, *args], cwd=code, env=env_for(code),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -158,7 +166,7 @@ def measure(args: list[str], code: Path) -> dict:
 
 
 def modules_imported(code: Path, names: tuple[str, ...], args: list[str]) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", MODULES, json.dumps(names), *args], cwd=code, env=env_for(code),
+    done = subprocess.run([python_for(code), "-c", MODULES, json.dumps(names), *args], cwd=code, env=env_for(code),
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -173,7 +181,7 @@ def ruled_grade_imports(code: Path, tmp: Path) -> list[str]:
 
 
 def compiled_state(code: Path) -> str:
-    done = subprocess.run([sys.executable, "-c", COMPILED], cwd=code, env=env_for(code), capture_output=True,
+    done = subprocess.run([python_for(code), "-c", COMPILED], cwd=code, env=env_for(code), capture_output=True,
                           text=True, check=True)
     return done.stdout.strip()
 
@@ -214,6 +222,10 @@ def commit_of(code: Path) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--against", type=Path, help="a checkout of the code before (a detached worktree)")
+    ap.add_argument("--against-python", type=Path,
+                    help="the interpreter of a virtual environment whose compiled modules are BASE's (its own "
+                         "`scripts/build_compiled.py` run); default: this one, where BASE runs as pure Python "
+                         "wherever its compiled modules' sources differ from this checkout's")
     ap.add_argument("--quick", action="store_true", help="3 rounds instead of 7 (a few minutes on a loaded machine)")
     ap.add_argument("--rounds", type=int)
     ap.add_argument("--runtimes", action="store_true", help="also compare the embedding runtimes (issue 26)")
@@ -221,6 +233,8 @@ def main() -> None:
     args = ap.parse_args()
     rounds = args.rounds or (3 if args.quick else 7)
     codes = {"now": ROOT, **({"before": args.against.resolve()} if args.against else {})}
+    if args.against and args.against_python:
+        PYTHONS[args.against.resolve()] = str(args.against_python)
     load_start, started = os.getloadavg(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     runs: dict[tuple[str, str], list[dict]] = {(c, v): [] for c in codes for v in VARIANTS}
     for code in codes.values():  # warm the model cache and the bytecode of each checkout
@@ -272,6 +286,7 @@ def table(med, codes, heavy, unused, compiled, commits, engines, rounds, quick, 
     rule = "|---|" + "---|" * len(codes) + "---|"
     lines = [
         f"`.venv/bin/python benchmarks/bench_cold_start.py{' --against BASE' if 'before' in codes else ''}"
+        f"{' --against-python BASE_VENV/bin/python' if PYTHONS else ''}"
         f"{' --quick' if quick else ''} --results` on {started}: {'the `--quick` run' if quick else 'the full run'} "
         f"({rounds} interleaved rounds; {'the full run has 7' if quick else '`--quick` has 3'}); now is "
         f"{commits['now']}" + (f", before (BASE) {commits['before']}" if "before" in codes else "") + ". "

@@ -3,7 +3,8 @@ one `judge grade` with an llm judge costs over `--judge none` (issue 41, `--over
 
     git worktree add --detach BASE main       # the code before
     .venv/bin/python benchmarks/bench_llm_against.py --against BASE [--quick] [--rounds N] [--results]
-    .venv/bin/python benchmarks/bench_llm_against.py --overhead --against BASE [--quick] [--rounds N] [--results]
+    .venv/bin/python benchmarks/bench_llm_against.py --overhead --against BASE [--against-python BASE_VENV/bin/python]
+        [--quick] [--rounds N] [--results]
 
 bench_llm_judge.py measures one checkout; this one runs two of them in alternating fresh processes
 (PYTHONPATH set to the checkout measured, each importing its own benchmarks/bench_llm_judge.py for the
@@ -97,13 +98,18 @@ def main() -> None:
     ap.add_argument("--results", action="store_true", help=f"write the section {TITLE!r} of RESULTS.md")
     ap.add_argument("--overhead", action="store_true",
                     help="the llm judge's call overhead over --judge none (_llm_overhead.py)")
+    ap.add_argument("--against-python", type=Path,
+                    help="with --overhead: the interpreter of a virtual environment whose compiled modules are "
+                         "BASE's (default: this one, where BASE runs as pure Python wherever its compiled modules' "
+                         "sources differ from this checkout's)")
     ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.overhead:
         sys.path.insert(0, str(HERE))
         from _llm_overhead import run_overhead
 
-        sys.exit(run_overhead(args.against, rounds=args.rounds, quick=args.quick, results=args.results))
+        sys.exit(run_overhead(args.against, rounds=args.rounds, quick=args.quick, results=args.results,
+                              against_python=args.against_python))
     args.rounds = args.rounds or 3
     if args.child:
         root, port, delay, n, cache = args.child
