@@ -186,3 +186,20 @@ def test_the_encoding_is_read_as_tiktoken_reads_it_and_tiktoken_is_left_as_it_is
     bad.write_bytes(b"IQ== 0\nIg==\n")  # a line without its rank
     with pytest.raises(ValueError, match="not a tiktoken rank file"):
         tokens.read_ranks(str(bad))
+
+
+@pytest.mark.parametrize("piece", [1, 7, 64, 1 << 18])
+def test_the_rank_file_read_in_pieces_is_read_whole(tmp_path, monkeypatch, piece):
+    """Pieces end at line ends whatever their size: every piece size gives tiktoken's own reading."""
+    import base64
+
+    from tiktoken.load import load_tiktoken_bpe
+
+    rng = random.Random(piece)
+    lines = [base64.b64encode(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 9)))) + b" %d" % rank
+             for rank in range(300)]
+    path = tmp_path / "ranks.tiktoken"
+    path.write_bytes(b"\n".join(lines) + b"\n" * rng.randrange(0, 2))
+    monkeypatch.setattr(tokens, "_RANKS_PIECE", piece)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # read the file itself, no cache copy
+    assert tokens.read_ranks(str(path)) == load_tiktoken_bpe(str(path))

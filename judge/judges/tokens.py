@@ -46,6 +46,7 @@ _PER_MESSAGE, _PRIMER = 3, 3
 _TOOLS, _SYSTEM_DISCOUNT, _NAMED_CHOICE = 9, 4, 7  # litellm's function-definition arithmetic (module docs)
 _EXACT_CHARS = 4_000_000  # past this litellm extrapolates a text's count from samples: it counts those
 _MEMO_LIMIT = 2048  # longer pieces are counted, not memoised (bounded memory)
+_RANKS_PIECE = 1 << 18  # bytes of tiktoken's rank file parsed at once (`read_ranks`)
 _PLACEHOLDER = ({"role": "system", "content": "-"}, {"role": "user", "content": "-"})
 
 BodyBuilder = Callable[[list[dict[str, str]]], dict[str, Any]]
@@ -95,10 +96,17 @@ def read_ranks(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
 
     from tiktoken.load import read_file_cached
 
-    fields = read_file_cached(path, expected_hash).split()
-    if len(fields) % 2:
-        raise ValueError(f"not a tiktoken rank file: {path}")
-    return dict(zip(map(a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
+    contents = read_file_cached(path, expected_hash)
+    ranks: dict[bytes, int] = {}
+    at = 0
+    while at < len(contents):  # in pieces ending at a line end: the whole file's words at once are ~20 MB more
+        end = contents.find(b"\n", min(at + _RANKS_PIECE, len(contents) - 1)) + 1 or len(contents)
+        fields = contents[at:end].split()
+        if len(fields) % 2:
+            raise ValueError(f"not a tiktoken rank file: {path}")
+        ranks.update(zip(map(a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
+        at = end
+    return ranks
 
 
 def _encode_count(text: str) -> int:
