@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from calibration.errors import CalibrationInputError
 from calibration.inputs import Fingerprint, canonical_json, read_text
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class RecordHead(BaseModel):
@@ -58,13 +60,19 @@ def not_a_record(exc: ValidationError, path: Path) -> CalibrationInputError:
                                  field=".".join(str(p) for p in first["loc"]) or None)
 
 
-def read_head(path: str | Path) -> RecordHead:
-    """The head of one record file; a file whose head is not a record's is an error naming it."""
+def read_as(model: type[M], path: str | Path) -> M:
+    """A record file read as `model` (the record, or its head); a file that is not one is an error
+    naming the file and the first field at fault."""
     path = Path(path)
     try:
-        return RecordHead.model_validate(record_json(path))
+        return model.model_validate(record_json(path))
     except ValidationError as exc:
         raise not_a_record(exc, path) from exc
+
+
+def read_head(path: str | Path) -> RecordHead:
+    """The head of one record file; a file whose head is not a record's is an error naming it."""
+    return read_as(RecordHead, path)
 
 
 def find_record_path(directory: str | Path, fingerprint: Fingerprint,

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from calibration.errors import CalibrationInputError
 from calibration.files import replace_atomically
 from calibration.inputs import Fingerprint
-from calibration.lookup import find_record_path, not_a_record, record_json
+from calibration.lookup import find_record_path, read_as
 from calibration.lookup import stale_reasons as stale_reasons  # where it was before calibration.lookup
 from calibration.plot import reliability_diagram
 from calibration.record import CalibrationRecord, check_name
@@ -36,11 +34,7 @@ def write_record(record: CalibrationRecord, out_dir: str | Path, name: str) -> t
 
 def load_record(path: str | Path) -> CalibrationRecord:
     """Read one record; a file that is not a valid record is an error naming the file and field."""
-    path = Path(path)
-    try:
-        return CalibrationRecord.model_validate(record_json(path))
-    except ValidationError as exc:
-        raise not_a_record(exc, path) from exc
+    return read_as(CalibrationRecord, path)
 
 
 def find_record(directory: str | Path, fingerprint: Fingerprint,
