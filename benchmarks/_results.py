@@ -4,7 +4,9 @@
     write_section("Grading throughput (bench_grade.py)", text)
 
 A section is a `## title` line and what follows it up to the next `## ` heading. An existing
-section of that exact title is replaced in place; a new one is appended at the end.
+section of that exact title is replaced in place; a new one is appended at the end. What a section
+holds from a line starting with `KEPT` on (an analysis written by hand under the measured figures,
+the history of earlier runs) is kept under the new figures.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 HEAD = "# Benchmark results\n"
+KEPT = "<!-- kept:"  # a section's hand-written tail starts at a line starting with this (module docs)
 
 
 def write_section(title: str, body: str, path: Path = RESULTS) -> None:
@@ -25,6 +28,9 @@ def write_section(title: str, body: str, path: Path = RESULTS) -> None:
         return
     start = starts[0]
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    kept = next((i for i in range(start + 1, end) if lines[i].startswith(KEPT)), end)
+    if kept < end:
+        section += "\n" + "".join(lines[kept:end]).rstrip("\n") + "\n"
     after = "".join(lines[end:])
     path.write_text("".join(lines[:start]) + section + ("\n" + after if after else ""), encoding="utf-8")
 

@@ -47,3 +47,12 @@ def test_writing_a_section_twice_changes_nothing_more(tmp_path):
     once = path.read_text()
     results.write_section("A", "new a", path)
     assert path.read_text() == once
+
+
+def test_a_sections_kept_tail_stays_under_the_new_figures(tmp_path):
+    path = tmp_path / "RESULTS.md"
+    path.write_text(DOC.replace("more a\n", f"more a\n\n{results.KEPT} by hand -->\n\nWhy: analysis.\n"))
+    results.write_section("A", "new a", path)
+    results.write_section("A", "newer a", path)
+    assert path.read_text() == ("# Benchmark results\n\nIntro.\n\n## A\n\nnewer a\n\n"
+                                f"{results.KEPT} by hand -->\n\nWhy: analysis.\n\n## B (b.py)\n\nb text\n")
