@@ -36,7 +36,11 @@ def test_the_trie_is_stored_once_and_read_back_as_built(cache, monkeypatch):
     assert blinding.mask_names("We ran claude-3-5-sonnet and gpt-4o here") == "We ran [model] and [model] here"
 
 
-@pytest.mark.parametrize("damage", ['{"gpt": {"": false}}', "[1, 2]", '{"gpt": ', "\x00" * 10, '{"a": 3}'])
+DEEP = '{"a":' * 950 + '{"": true}' + "}" * 950  # read by json.loads, deeper than a check by recursion goes
+
+
+@pytest.mark.parametrize("damage", ['{"gpt": {"": false}}', "[1, 2]", '{"gpt": ', "\x00" * 10, '{"a": 3}', DEEP,
+                                    '{"a":' * 100_000])
 def test_a_damaged_stored_trie_is_built_again_and_replaced(cache, damage):
     built = blinding.base_trie()
     [path] = stored(cache)
