@@ -90,8 +90,9 @@ def _encoding_args() -> dict[str, Any]:
 
 
 def read_ranks(path: str, expected_hash: str | None = None) -> dict[bytes, int]:
-    """tiktoken.load.load_tiktoken_bpe's result (a token's bytes -> its rank), read by whole-file calls
-    in C: the file is `base64 rank` lines, read and checked against its sha256 by tiktoken."""
+    """tiktoken.load.load_tiktoken_bpe's result (a token's bytes -> its rank), each piece of the file
+    split and decoded by calls in C, not line by line: the file is `base64 rank` lines, read and checked
+    against its sha256 by tiktoken."""
     from binascii import a2b_base64
 
     from tiktoken.load import read_file_cached
