@@ -12,20 +12,10 @@ Intervals are percentile intervals (ibid., ch. 13).
 from __future__ import annotations
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from calibration.errors import CalibrationInputError
-
-CI_LEVEL = 0.95
-
-
-class Interval(BaseModel):
-    """A two-sided interval; `lower`/`upper` are None when no resample gave a defined value."""
-
-    model_config = ConfigDict(extra="forbid")
-    lower: float | None
-    upper: float | None
-    level: float = CI_LEVEL
+from calibration.interval import CI_LEVEL as CI_LEVEL  # where they were before calibration.interval
+from calibration.interval import Interval as Interval
 
 
 def check_n_boot(n_boot: int) -> int:

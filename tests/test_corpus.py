@@ -143,8 +143,9 @@ def test_holm_is_stricter_than_each_test_alone():
 
 def test_the_corpus_rate_of_judged_runs_is_the_existing_prevalence_estimate():
     """With every run judged, the corpus rate is the Rogan-Gladen estimate `judge estimate` gives."""
+    from calibration.corpus import corpus_rate
     from calibration.inputs import LabelRecord, VerdictRecord
-    from calibration.prevalence import corpus_rate, estimate_prevalence
+    from calibration.prevalence import estimate_prevalence
     from calibration.rates import clopper_pearson
 
     judge = {"backend": "embedding", "model": "m"}
@@ -259,7 +260,7 @@ def test_the_wilson_interval_is_statsmodels_float_for_float():
     from scipy.stats import norm
     from statsmodels.stats.proportion import proportion_confint
 
-    from calibration.prevalence import WILSON_Z, wilson_interval
+    from calibration.corpus import WILSON_Z, wilson_interval
 
     assert WILSON_Z == norm.isf(0.025)
     for n in range(1, 301):

@@ -206,3 +206,23 @@ def test_the_progress_counts_the_cached_traces_as_done(policy, tmp_path, graded)
     seen.clear()
     _report([folder], policy, progress=lambda done, total: seen.append((done, total)))
     assert seen == [(6, 6)]
+
+
+def test_a_corpus_graded_by_rules_alone_imports_no_numpy(policy, tmp_path):
+    """The report's rates without a judge are observed shares with Wilson intervals (calibration.corpus):
+    numpy and the calibration record's models are imported only to correct a judge's rates (issue 41: a
+    cached rerun paid ~0.07 CPU-s for them)."""
+    import os
+    import subprocess
+    import sys
+
+    folder = corpus(tmp_path / "c", 8, 2, 1)
+    code = ("import json, sys\nfrom judge.suite.corpus import grade_corpus\n"
+            f"report = grade_corpus([{str(folder)!r}], {str(policy)!r}, jobs=1)\n"
+            "print(json.dumps([sorted(m for m in ('numpy', 'calibration.record') if m in sys.modules), "
+            "report.model_dump(mode='json', by_alias=True)['outcomes']]))")
+    env = dict(os.environ, JUDGE_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(Path(__file__).parents[1]))
+    for _ in range(2):  # the first run and the cached rerun
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+        imported, outcomes = json.loads(out.stdout.strip().splitlines()[-1])
+        assert imported == [] and outcomes["fail"] >= 1 and sum(outcomes.values()) == 8, (imported, outcomes)

@@ -96,7 +96,7 @@ def is_corpus(paths: list[Path]) -> bool:
 
 
 def _key_rates(ledger: Any, graded: list[dict[str, Any]], record: Any, seed: int) -> list[KeyRate]:
-    from calibration.prevalence import corpus_rate
+    from calibration.corpus import corpus_rate  # numpy only when a judge's rates are corrected
 
     tpr, tnr = (record.tpr, record.tnr) if record is not None and record.positive == "violated" else (None, None)
     rates = []
