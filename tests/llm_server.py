@@ -201,6 +201,20 @@ def make_app(llm: ScriptedLLM):
             return _huge(reply)
         return JSONResponse(_completion(body, reply, llm.calls_tool(body)), headers=reply.headers)
 
+    @app.post("/v1/messages")
+    async def messages(request: Request):
+        """Anthropic's Messages API, as litellm's `anthropic/...` provider calls it: a scripted reply's
+        answer as the message's text, or a huge body (the bound's test of litellm's own HTTP handler)."""
+        body = await request.json()
+        reply = llm.next_reply(body)
+        if reply.body_bytes:
+            return _huge(reply, ANTHROPIC_HUGE)
+        text = reply.content if reply.content is not None else \
+            reply.args if isinstance(reply.args, str) else json.dumps(reply.args)
+        return JSONResponse({"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", ""),
+                             "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                             "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}})
+
     @app.get("/v1/stats")
     async def stats():
         """What a benchmark in another process reads back: requests served and TCP connections seen."""
@@ -216,10 +230,15 @@ def make_app(llm: ScriptedLLM):
     return app
 
 
-def _huge(reply: Reply) -> StreamingResponse:
-    """A completion whose content is `reply.body_bytes` bytes, made while it is sent (never held whole)."""
-    head = b'{"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"'
-    tail = b'"}}]}'
+OPENAI_HUGE = (b'{"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"', b'"}}]}')
+ANTHROPIC_HUGE = (b'{"id":"msg_1","type":"message","role":"assistant","model":"m","stop_reason":"end_turn",'
+                  b'"usage":{"input_tokens":1,"output_tokens":1},"content":[{"type":"text","text":"', b'"}]}')
+
+
+def _huge(reply: Reply, shape: tuple[bytes, bytes] = OPENAI_HUGE) -> StreamingResponse:
+    """An answer (an OpenAI completion, or the `shape` given) whose content is `reply.body_bytes` bytes,
+    made while it is sent (never held whole)."""
+    head, tail = shape
     chunk = b"a" * (1 << 20)
 
     async def parts():

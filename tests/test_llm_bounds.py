@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 from llm_server import Reply, llm_server  # noqa: F401  (fixture)
-from test_llm_judge import MODEL, make_judge, run  # noqa: F401
+from test_llm_judge import MODEL, make_judge, run, violated  # noqa: F401
 
 from judge.judges.llm import libs
 from judge.model.limits import MAX_ANSWER_BYTES
@@ -46,7 +46,7 @@ def test_a_huge_answer_is_refused_unread_and_named(make_judge, llm_server, setti
     assert peak < 4 * MAX_ANSWER_BYTES, f"peak {peak / 2**20:.0f} MB for a {HUGE >> 20} MB answer"
 
 
-def test_litellm_gets_the_bounded_client_only_where_it_would_reach_an_openai_endpoint(monkeypatch):
+def test_litellm_gets_a_bounded_client_where_its_provider_takes_one(monkeypatch):
     from judge.config import JudgeConfig
     from judge.judges.client import StructuredClient
 
@@ -55,10 +55,42 @@ def test_litellm_gets_the_bounded_client_only_where_it_would_reach_an_openai_end
 
     def bounded(model: str, api_base: str | None = None, key: str | None = None):
         config = JudgeConfig(backend="llm", model=model, mode="json", api_base=api_base, cache=False)
-        return StructuredClient(config, key)._openai
+        return StructuredClient(config, key)._bounded
 
     assert bounded("openai/m") is None  # no endpoint, no key: litellm's own error says what is missing
-    assert bounded("anthropic/claude-x", key="k") is None  # another provider: litellm's own clients
+    assert type(bounded("anthropic/claude-x", key="k")).__name__ == "LitellmHandlers"  # litellm's own handler, bounded
+    assert bounded("gemini/g", key="k") is None  # a provider that does not take litellm's handler: not reached
     assert bounded("openai/m", api_base="http://127.0.0.1:9/v1").api_base == "http://127.0.0.1:9/v1"
     monkeypatch.setenv("OPENAI_API_BASE", "http://127.0.0.1:8/v1")  # litellm's name for it, not the SDK's
     assert bounded("openai/m").api_base == "http://127.0.0.1:8/v1"
+
+
+@pytest.mark.parametrize("announce", [False, True], ids=["chunked", "content-length"])
+def test_litellm_own_handler_is_bounded_for_anthropic(make_judge, llm_server, announce):  # noqa: F811
+    """A provider that reads with litellm's own HTTP handler (Anthropic's Messages API, served by the
+    local stub) is handed one over the bounded transport: the same refusal as the OpenAI paths."""
+    base = llm_server.api_base.removesuffix("/v1")
+    judge = make_judge(cache=False, transport_retries=2, timeout_s=30, mode="json", model="anthropic/claude-test",
+                       api_base=base)
+    llm_server.reset(Reply(body_bytes=HUGE, announce=announce))
+    run(judge)  # a first call loads what the path imports, before memory is traced
+    llm_server.reset(*[Reply(body_bytes=HUGE, announce=announce)] * 3)
+    tracemalloc.start()
+    try:
+        result = run(judge)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.verdict is None and f"exceeds the bound of {MAX_ANSWER_BYTES:,} bytes" in result.error
+    assert len(llm_server.bodies) == 1 and result.extra["calls"][0]["transport_retries"] == 0  # not retried
+    assert peak < 4 * MAX_ANSWER_BYTES, f"peak {peak / 2**20:.0f} MB for a {HUGE >> 20} MB answer"
+
+
+def test_an_anthropic_answer_within_the_bound_is_read(make_judge, llm_server):  # noqa: F811
+    """The bounded handler changes nothing for an answer within the bound: the verdict is read."""
+    judge = make_judge(cache=False, mode="json", model="anthropic/claude-test",
+                       api_base=llm_server.api_base.removesuffix("/v1"))
+    llm_server.reset(violated())
+    result = run(judge)
+    assert result.error is None, result.error
+    assert [f.verdict for f in result.verdict.findings if f.key == "no_app_code"] == ["violated"]

@@ -7,10 +7,14 @@ that names the bound, never retried):
 - the direct client (judge.judges.http) reads its responses with `read_bounded`;
 - litellm's OpenAI-compatible provider (models `openai/...`, through `options.transport = "litellm"`
   or an instructor mode) is handed an OpenAI SDK client whose httpx transport is `BoundedTransport`
-  (`openai_client`). Other litellm providers read with litellm's own HTTP clients, which judge does
-  not reach: their answers are not bounded here.
-The bound is judge.model.limits.MAX_ANSWER_BYTES. Over the OpenAI SDK, the wire bytes are counted
-(the client asks for no compression: `accept-encoding: identity`).
+  (`OpenAIClients`);
+- litellm's providers that read with litellm's own HTTP handler and take it as `client`
+  (`HANDLER_PROVIDERS`: Anthropic's, models `anthropic/...`) are handed one whose transport is
+  `BoundedTransport` (`LitellmHandlers`). Other litellm providers read with clients judge does not
+  reach (an SDK of their own, or a handler they do not take from the caller): their answers are not
+  bounded here.
+The bound is judge.model.limits.MAX_ANSWER_BYTES. The wire bytes are counted: both clients ask for no
+compression (`accept-encoding: identity`), so a compressed answer cannot grow past the bound once read.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from judge.model.limits import MAX_ANSWER_BYTES
+
+HANDLER_PROVIDERS = ("anthropic/",)
+"""Model prefixes of the litellm providers that take litellm's AsyncHTTPHandler as `client` (each
+held to the bound by a test against a local server: tests/test_llm_bounds.py)."""
 
 
 class AnswerTooLarge(Exception):
@@ -127,3 +135,29 @@ class OpenAIClients:
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.close()
+
+
+class LitellmHandlers:
+    """One litellm AsyncHTTPHandler per event loop over a bounded transport, for the providers of
+    HANDLER_PROVIDERS (an httpx client belongs to the loop that opened it)."""
+
+    def __init__(self, limit: int = MAX_ANSWER_BYTES) -> None:
+        self.limit = limit
+        self._handlers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+    def get(self) -> Any:
+        """The running loop's handler (made on first use)."""
+        loop = asyncio.get_running_loop()
+        handler = self._handlers.get(loop)
+        if handler is None:
+            from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+
+            handler = self._handlers[loop] = AsyncHTTPHandler(transport=bounded_transport(self.limit))
+            handler.client.headers["accept-encoding"] = "identity"
+        return handler
+
+    async def aclose(self) -> None:
+        """Close the running loop's handler."""
+        handler = self._handlers.pop(asyncio.get_running_loop(), None)
+        if handler is not None:
+            await handler.close()

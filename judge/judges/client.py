@@ -58,7 +58,7 @@ from judge.judges.answers import (  # noqa: F401 (response_format: part of this 
     response_format,
     schema_part,
 )
-from judge.judges.bounded import OpenAIClients, too_large
+from judge.judges.bounded import HANDLER_PROVIDERS, LitellmHandlers, OpenAIClients, too_large
 from judge.judges.libs import libs, litellm_lib  # noqa: F401 (libs: part of this module's face)
 from judge.judges.prices import Prices, cost_usd  # noqa: F401 (cost_usd: part of this module's face)
 from judge.judges.schema import answer_tokens
@@ -146,7 +146,7 @@ class StructuredClient:
             self._endpoint = OpenAIEndpoint(config.api_base, api_key, max_connections=config.max_concurrency)
         self._instructor: Any = None
         self._retryable: tuple[type[BaseException], ...] | None = None
-        self._openai = self._bounded_openai(api_key)
+        self._bounded = self._bounded_client(api_key)
         self.forms = self._forms()
         self._form_at = 0  # the first form of the ladder that is not known to be refused here
         self._token_param = "max_tokens"  # or max_completion_tokens, once the endpoint asked for it
@@ -164,11 +164,17 @@ class StructuredClient:
             return "openai"
         return "litellm" if mode == "strict" else "instructor"
 
-    def _bounded_openai(self, api_key: str | None) -> OpenAIClients | None:
-        """For litellm's OpenAI-compatible provider, OpenAI SDK clients whose answers are bounded in
-        bytes, with the endpoint and key litellm would have found; None where litellm reads alone
-        (another provider, or no endpoint and no key: litellm's own error then says so)."""
-        if self.transport == "openai" or not (self.config.model or "").startswith("openai/"):
+    def _bounded_client(self, api_key: str | None) -> OpenAIClients | LitellmHandlers | None:
+        """The client litellm is handed so that its answers are bounded in bytes (judge.judges.bounded):
+        for its OpenAI-compatible provider, OpenAI SDK clients with the endpoint and key litellm would
+        have found (none without either: litellm's own error then says what is missing); for the
+        providers of HANDLER_PROVIDERS, litellm's own HTTP handler; None where litellm reads alone."""
+        model = self.config.model or ""
+        if self.transport == "openai":
+            return None
+        if model.startswith(HANDLER_PROVIDERS):
+            return LitellmHandlers()
+        if not model.startswith("openai/"):
             return None
         base = self.config.api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -266,8 +272,8 @@ class StructuredClient:
         """Close the HTTP connections this event loop opened."""
         if self._endpoint is not None:
             await self._endpoint.aclose()
-        if self._openai is not None:
-            await self._openai.aclose()
+        if self._bounded is not None:
+            await self._bounded.aclose()
 
     async def _once(self, messages: list[dict[str, str]], model_cls: type[BaseModel], params: dict[str, Any],
                     usage: Usage, deadline: float) -> BaseModel:
@@ -360,8 +366,8 @@ class StructuredClient:
 
     def _litellm_auth(self) -> dict[str, Any]:
         auth: dict[str, Any] = {k: v for k, v in (("api_base", self.config.api_base), ("api_key", self.api_key)) if v}
-        if self._openai is not None:
-            auth["client"] = self._openai.get()
+        if self._bounded is not None:
+            auth["client"] = self._bounded.get()
         return auth
 
     # ------------------------------------------------------------ what went wrong
