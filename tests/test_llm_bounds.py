@@ -24,6 +24,21 @@ def _test_model(monkeypatch):
                                       "litellm_provider": "openai", "mode": "chat", "max_tokens": 4096}})
 
 
+def assert_refused_unread(judge, server, announce: bool) -> None:
+    """A huge answer (three scripted, for the retries it must not make) is one judge error naming the
+    bound, sent once, and costs no more memory than a few times the bound."""
+    server.reset(*[Reply(body_bytes=HUGE, announce=announce)] * 3)
+    tracemalloc.start()
+    try:
+        result = run(judge)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.verdict is None and f"exceeds the bound of {MAX_ANSWER_BYTES:,} bytes" in result.error
+    assert len(server.bodies) == 1 and result.extra["calls"][0]["transport_retries"] == 0  # not retried
+    assert peak < 4 * MAX_ANSWER_BYTES, f"peak {peak / 2**20:.0f} MB for a {HUGE >> 20} MB answer"
+
+
 @pytest.mark.parametrize("settings", [
     {},  # the direct client, mode tools
     {"mode": "strict", "options": {"transport": "litellm"}},  # litellm's acompletion
@@ -34,16 +49,7 @@ def test_a_huge_answer_is_refused_unread_and_named(make_judge, llm_server, setti
     judge = make_judge(cache=False, transport_retries=2, timeout_s=30, **settings)
     llm_server.reset()
     assert run(judge).error is None  # a first call loads what the path imports, before memory is traced
-    llm_server.reset(*[Reply(body_bytes=HUGE, announce=announce)] * 3)
-    tracemalloc.start()
-    try:
-        result = run(judge)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert result.verdict is None and f"exceeds the bound of {MAX_ANSWER_BYTES:,} bytes" in result.error
-    assert len(llm_server.bodies) == 1 and result.extra["calls"][0]["transport_retries"] == 0  # not retried
-    assert peak < 4 * MAX_ANSWER_BYTES, f"peak {peak / 2**20:.0f} MB for a {HUGE >> 20} MB answer"
+    assert_refused_unread(judge, llm_server, announce)
 
 
 def test_litellm_gets_a_bounded_client_where_its_provider_takes_one(monkeypatch):
@@ -74,16 +80,7 @@ def test_litellm_own_handler_is_bounded_for_anthropic(make_judge, llm_server, an
                        api_base=base)
     llm_server.reset(Reply(body_bytes=HUGE, announce=announce))
     run(judge)  # a first call loads what the path imports, before memory is traced
-    llm_server.reset(*[Reply(body_bytes=HUGE, announce=announce)] * 3)
-    tracemalloc.start()
-    try:
-        result = run(judge)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert result.verdict is None and f"exceeds the bound of {MAX_ANSWER_BYTES:,} bytes" in result.error
-    assert len(llm_server.bodies) == 1 and result.extra["calls"][0]["transport_retries"] == 0  # not retried
-    assert peak < 4 * MAX_ANSWER_BYTES, f"peak {peak / 2**20:.0f} MB for a {HUGE >> 20} MB answer"
+    assert_refused_unread(judge, llm_server, announce)
 
 
 def test_an_anthropic_answer_within_the_bound_is_read(make_judge, llm_server):  # noqa: F811
