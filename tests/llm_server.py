@@ -84,6 +84,7 @@ class ScriptedLLM:
         self.script: deque[Reply | Callable[[dict], Reply]] = deque()
         self.bodies: list[dict[str, Any]] = []
         self.agents: list[str] = []  # the User-Agent of each request (which HTTP client sent it)
+        self.paths: list[str] = []  # the path of each request to another provider's API (`provider`)
         self.peers: set[tuple[str, int]] = set()  # the client address of each request: one per TCP connection
         self.default: Callable[[dict], Reply] = auto_answer
         self.default_delay_s = 0.0
@@ -104,6 +105,7 @@ class ScriptedLLM:
             self.script = deque(replies)
             self.bodies = []
             self.agents = []
+            self.paths = []
             self.peers = set()
             self.default = auto_answer
             self.default_delay_s = 0.0
@@ -201,20 +203,6 @@ def make_app(llm: ScriptedLLM):
             return _huge(reply)
         return JSONResponse(_completion(body, reply, llm.calls_tool(body)), headers=reply.headers)
 
-    @app.post("/v1/messages")
-    async def messages(request: Request):
-        """Anthropic's Messages API, as litellm's `anthropic/...` provider calls it: a scripted reply's
-        answer as the message's text, or a huge body (the bound's test of litellm's own HTTP handler)."""
-        body = await request.json()
-        reply = llm.next_reply(body)
-        if reply.body_bytes:
-            return _huge(reply, ANTHROPIC_HUGE)
-        text = reply.content if reply.content is not None else \
-            reply.args if isinstance(reply.args, str) else json.dumps(reply.args)
-        return JSONResponse({"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", ""),
-                             "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                             "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}})
-
     @app.get("/v1/stats")
     async def stats():
         """What a benchmark in another process reads back: requests served and TCP connections seen."""
@@ -227,12 +215,65 @@ def make_app(llm: ScriptedLLM):
         llm.default_delay_s = delay
         return {"ok": True}
 
+    # Last: the catch-all path must not shadow the routes above.
+    @app.post("/v1/messages")
+    @app.post("/api/chat")
+    @app.post("/{path:path}")
+    async def provider(request: Request, path: str = ""):
+        """Other providers' APIs, as litellm's providers call them (Anthropic's Messages, Ollama's chat,
+        Gemini's generateContent): a scripted reply's answer as the message's text, or a huge body (the
+        bound's test of litellm's own HTTP handler)."""
+        body = await request.json()
+        llm.paths.append(request.url.path)
+        reply = llm.next_reply(body)
+        shape = PROVIDER_SHAPES[_provider(request.url.path)]
+        if reply.body_bytes:
+            return _huge(reply, shape.huge)
+        text = reply.content if reply.content is not None else \
+            reply.args if isinstance(reply.args, str) else json.dumps(reply.args)
+        return JSONResponse(shape.answer(text, body))
+
     return app
 
 
+@dataclass(frozen=True)
+class Shape:
+    """How a provider's API answers: a whole answer holding `text`, and the head and tail around a huge one."""
+
+    answer: Callable[[str, dict[str, Any]], dict[str, Any]]
+    huge: tuple[bytes, bytes]
+
+
+PROVIDER_SHAPES = {
+    "anthropic": Shape(lambda text, body: {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", ""),
+        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5}},
+        (b'{"id":"msg_1","type":"message","role":"assistant","model":"m","stop_reason":"end_turn",'
+         b'"usage":{"input_tokens":1,"output_tokens":1},"content":[{"type":"text","text":"', b'"}]}')),
+    "ollama": Shape(lambda text, body: {
+        "model": body.get("model", ""), "created_at": "2026-01-01T00:00:00Z", "done": True, "done_reason": "stop",
+        "message": {"role": "assistant", "content": text}, "prompt_eval_count": 10, "eval_count": 5},
+        (b'{"model":"m","created_at":"2026-01-01T00:00:00Z","done":true,"message":{"role":"assistant","content":"',
+         b'"}}')),
+    "gemini": Shape(lambda text, body: {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}},
+        (b'{"candidates":[{"index":0,"finishReason":"STOP","content":{"role":"model","parts":[{"text":"',
+         b'"}]}}]}')),
+}
+
+
+def _provider(path: str) -> str:
+    """Which provider's API a request path is (the shapes above)."""
+    if path.endswith("/api/chat"):
+        return "ollama"
+    if ":generateContent" in path:
+        return "gemini"
+    return "anthropic"
+
+
 OPENAI_HUGE = (b'{"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"', b'"}}]}')
-ANTHROPIC_HUGE = (b'{"id":"msg_1","type":"message","role":"assistant","model":"m","stop_reason":"end_turn",'
-                  b'"usage":{"input_tokens":1,"output_tokens":1},"content":[{"type":"text","text":"', b'"}]}')
 
 
 def _huge(reply: Reply, shape: tuple[bytes, bytes] = OPENAI_HUGE) -> StreamingResponse:

@@ -65,29 +65,39 @@ def test_litellm_gets_a_bounded_client_where_its_provider_takes_one(monkeypatch)
 
     assert bounded("openai/m") is None  # no endpoint, no key: litellm's own error says what is missing
     assert type(bounded("anthropic/claude-x", key="k")).__name__ == "LitellmHandlers"  # litellm's own handler, bounded
-    assert bounded("gemini/g", key="k") is None  # a provider that does not take litellm's handler: not reached
+    assert bounded("bedrock/b", key="k") is None  # a provider judge does not hand a client: not reached
     assert bounded("openai/m", api_base="http://127.0.0.1:9/v1").api_base == "http://127.0.0.1:9/v1"
     monkeypatch.setenv("OPENAI_API_BASE", "http://127.0.0.1:8/v1")  # litellm's name for it, not the SDK's
     assert bounded("openai/m").api_base == "http://127.0.0.1:8/v1"
 
 
+PROVIDER_MODELS = ["anthropic/claude-test", "gemini/gemini-test", "ollama_chat/llama-test"]
+"""A model of each provider of judge.judges.bounded.HANDLER_PROVIDERS, which the stub serves in its own API."""
+
+
+def provider_judge(make_judge, server, model: str, **settings):
+    """A judge of `model` asking the stub in that provider's API (instructor's JSON mode over litellm)."""
+    return make_judge(model=model, mode="json", api_base=server.api_base.removesuffix("/v1"), **settings)
+
+
+@pytest.mark.parametrize("model", PROVIDER_MODELS)
 @pytest.mark.parametrize("announce", [False, True], ids=["chunked", "content-length"])
-def test_litellm_own_handler_is_bounded_for_anthropic(make_judge, llm_server, announce):  # noqa: F811
-    """A provider that reads with litellm's own HTTP handler (Anthropic's Messages API, served by the
-    local stub) is handed one over the bounded transport: the same refusal as the OpenAI paths."""
-    base = llm_server.api_base.removesuffix("/v1")
-    judge = make_judge(cache=False, transport_retries=2, timeout_s=30, mode="json", model="anthropic/claude-test",
-                       api_base=base)
+def test_litellm_own_handler_is_bounded(make_judge, llm_server, model, announce):  # noqa: F811
+    """A provider that reads with litellm's own HTTP handler is handed one over the bounded transport:
+    the same refusal as the OpenAI paths."""
+    judge = provider_judge(make_judge, llm_server, model, cache=False, transport_retries=2, timeout_s=30)
     llm_server.reset(Reply(body_bytes=HUGE, announce=announce))
     run(judge)  # a first call loads what the path imports, before memory is traced
     assert_refused_unread(judge, llm_server, announce)
+    assert llm_server.paths and not any(p.endswith("/chat/completions") for p in llm_server.paths)  # its own API
 
 
-def test_an_anthropic_answer_within_the_bound_is_read(make_judge, llm_server):  # noqa: F811
+@pytest.mark.parametrize("model", PROVIDER_MODELS)
+def test_an_answer_within_the_bound_is_read_through_litellm_own_handler(make_judge, llm_server, model):  # noqa: F811
     """The bounded handler changes nothing for an answer within the bound: the verdict is read."""
-    judge = make_judge(cache=False, mode="json", model="anthropic/claude-test",
-                       api_base=llm_server.api_base.removesuffix("/v1"))
+    judge = provider_judge(make_judge, llm_server, model, cache=False)
     llm_server.reset(violated())
     result = run(judge)
     assert result.error is None, result.error
     assert [f.verdict for f in result.verdict.findings if f.key == "no_app_code"] == ["violated"]
+    assert result.input_tokens == 10 and result.output_tokens == 5  # the provider's own usage, read

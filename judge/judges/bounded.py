@@ -9,9 +9,10 @@ that names the bound, never retried):
   or an instructor mode) is handed an OpenAI SDK client whose httpx transport is `BoundedTransport`
   (`OpenAIClients`);
 - litellm's providers that read with litellm's own HTTP handler and take it as `client`
-  (`HANDLER_PROVIDERS`: Anthropic's, models `anthropic/...`) are handed one whose transport is
+  (`HANDLER_PROVIDERS`: Anthropic's, Gemini's and Ollama's chat API, models `anthropic/...`,
+  `gemini/...`, `ollama_chat/...`) are handed one whose transport is
   `BoundedTransport` (`LitellmHandlers`). Other litellm providers read with clients judge does not
-  reach (an SDK of their own, or a handler they do not take from the caller): their answers are not
+  reach (an SDK of their own, or a handler judge has not been shown they take): their answers are not
   bounded here.
 The bound is judge.model.limits.MAX_ANSWER_BYTES. The wire bytes are counted: both clients ask for no
 compression (`accept-encoding: identity`), so a compressed answer cannot grow past the bound once read.
@@ -26,7 +27,7 @@ from typing import Any
 
 from judge.model.limits import MAX_ANSWER_BYTES
 
-HANDLER_PROVIDERS = ("anthropic/",)
+HANDLER_PROVIDERS = ("anthropic/", "gemini/", "ollama_chat/")
 """Model prefixes of the litellm providers that take litellm's AsyncHTTPHandler as `client` (each
 held to the bound by a test against a local server: tests/test_llm_bounds.py)."""
 
