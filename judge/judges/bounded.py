@@ -109,26 +109,23 @@ def bounded_transport(limit: int = MAX_ANSWER_BYTES) -> Any:
     return BoundedTransport()
 
 
-class OpenAIClients:
-    """One OpenAI SDK client per event loop for litellm's OpenAI-compatible provider, over a
-    bounded transport (an httpx client belongs to the loop that opened it)."""
+class PerLoopClients:
+    """One bounded client per event loop, made on first use by `make` (an httpx client belongs to the
+    loop that opened it), closed by `aclose` from that loop. Each client has an async `close()`."""
 
-    def __init__(self, api_base: str | None, api_key: str | None, limit: int = MAX_ANSWER_BYTES) -> None:
-        self.api_base, self.api_key, self.limit = api_base, api_key, limit
+    def __init__(self, limit: int = MAX_ANSWER_BYTES) -> None:
+        self.limit = limit
         self._clients: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+    def make(self) -> Any:
+        raise NotImplementedError
 
     def get(self) -> Any:
         """The running loop's client (made on first use)."""
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            import httpx
-            import openai
-
-            http = httpx.AsyncClient(transport=bounded_transport(self.limit), timeout=None,
-                                     headers={"accept-encoding": "identity"})
-            client = self._clients[loop] = openai.AsyncOpenAI(
-                api_key=self.api_key or "no-key", base_url=self.api_base, max_retries=0, http_client=http)
+            client = self._clients[loop] = self.make()
         return client
 
     async def aclose(self) -> None:
@@ -138,27 +135,29 @@ class OpenAIClients:
             await client.close()
 
 
-class LitellmHandlers:
-    """One litellm AsyncHTTPHandler per event loop over a bounded transport, for the providers of
-    HANDLER_PROVIDERS (an httpx client belongs to the loop that opened it)."""
+class OpenAIClients(PerLoopClients):
+    """OpenAI SDK clients for litellm's OpenAI-compatible provider, over a bounded transport."""
 
-    def __init__(self, limit: int = MAX_ANSWER_BYTES) -> None:
-        self.limit = limit
-        self._handlers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+    def __init__(self, api_base: str | None, api_key: str | None, limit: int = MAX_ANSWER_BYTES) -> None:
+        super().__init__(limit)
+        self.api_base, self.api_key = api_base, api_key
 
-    def get(self) -> Any:
-        """The running loop's handler (made on first use)."""
-        loop = asyncio.get_running_loop()
-        handler = self._handlers.get(loop)
-        if handler is None:
-            from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+    def make(self) -> Any:
+        import httpx
+        import openai
 
-            handler = self._handlers[loop] = AsyncHTTPHandler(transport=bounded_transport(self.limit))
-            handler.client.headers["accept-encoding"] = "identity"
+        http = httpx.AsyncClient(transport=bounded_transport(self.limit), timeout=None,
+                                 headers={"accept-encoding": "identity"})
+        return openai.AsyncOpenAI(api_key=self.api_key or "no-key", base_url=self.api_base, max_retries=0,
+                                  http_client=http)
+
+
+class LitellmHandlers(PerLoopClients):
+    """litellm's own AsyncHTTPHandlers over a bounded transport, for the providers of HANDLER_PROVIDERS."""
+
+    def make(self) -> Any:
+        from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+
+        handler = AsyncHTTPHandler(transport=bounded_transport(self.limit))
+        handler.client.headers["accept-encoding"] = "identity"
         return handler
-
-    async def aclose(self) -> None:
-        """Close the running loop's handler."""
-        handler = self._handlers.pop(asyncio.get_running_loop(), None)
-        if handler is not None:
-            await handler.close()
